@@ -1,0 +1,291 @@
+/* Per-thread buffers: thread files, segments, and the record slow path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trace/clock.h"
+#include "trace/tracer.h"
+
+#define BUF_RETRY_EVERY 4096u /* lost records between two allocation tries */
+
+static uint64_t
+buf_seg_off(uint64_t idx)
+{
+	return FMT_HEADER_PAGE + idx * trc.cfg.segment_size;
+}
+
+static int
+buf_create_file(struct buf *b)
+{
+	for (int i = 0; i < 100 && b->fd < 0; i++) {
+		if (i == 0)
+			snprintf(b->path, sizeof b->path, "%s.%u.dwt",
+				 trc.prefix, b->thread);
+		else
+			snprintf(b->path, sizeof b->path, "%s.%u-%d.dwt",
+				 trc.prefix, b->thread, i);
+		b->fd = open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			     0644);
+		if (b->fd < 0 && errno != EEXIST)
+			return dw_err_from_errno(errno);
+	}
+	return b->fd < 0 ? DW_EEXIST : DW_OK;
+}
+
+static int
+buf_open_file(struct buf *b)
+{
+	int err = buf_create_file(b);
+	if (err != DW_OK)
+		return err;
+	if ((err = posix_fallocate(b->fd, 0, FMT_HEADER_PAGE)) != 0)
+		goto fail;
+	b->hdr = mmap(NULL, FMT_HEADER_PAGE, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, b->fd, 0);
+	if (b->hdr == MAP_FAILED) {
+		b->hdr = NULL;
+		err = errno;
+		goto fail;
+	}
+	lbl_put_header(b->hdr, FMT_FILE_THREAD, b->thread);
+	return DW_OK;
+fail:
+	close(b->fd);
+	unlink(b->path);
+	b->fd = -1;
+	return dw_err_from_errno(err);
+}
+
+void
+buf_write_header_counts(struct buf *b)
+{
+	if (!b->hdr)
+		return;
+	fmt_put_u64(b->hdr + FMT_H_LOST_DISK, b->lost_disk);
+	fmt_put_u64(b->hdr + FMT_H_LOST_CAP, b->lost_cap);
+	fmt_put_u64(b->hdr + FMT_H_SEG_REUSED, b->reused);
+	fmt_put_u64(b->hdr + FMT_H_RECORDS, b->nrec);
+}
+
+/* Picks the file index of the next segment: a new one, or in circular
+ * mode at the cap the oldest one (the next in ring order: once the cap is
+ * reached it stays reached, so the ring never grows again). */
+static int
+buf_pick_segment(struct buf *b, uint64_t *idx, int *reuse)
+{
+	uint64_t seg = trc.cfg.segment_size, cap = trc.cfg.size_cap;
+	uint64_t used = __atomic_load_n(&trc.bytes, __ATOMIC_RELAXED);
+	*reuse = 0;
+	if (cap && used + seg > cap) {
+		if (!trc.cfg.circular || b->nseg == 0)
+			return DW_ETOOBIG;
+		*idx = (b->cur + 1) % b->nseg;
+		*reuse = 1;
+		return DW_OK;
+	}
+	int e = posix_fallocate(b->fd, (off_t)buf_seg_off(b->nseg), (off_t)seg);
+	if (e != 0)
+		return e == ENOSPC ? DW_ENOSPC : dw_err_from_errno(e);
+	__atomic_fetch_add(&trc.bytes, seg, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+	*idx = b->nseg++;
+	return DW_OK;
+}
+
+static unsigned char *
+buf_map_segment(struct buf *b, uint64_t idx, int reuse)
+{
+	uint64_t seg = trc.cfg.segment_size;
+	if (reuse && b->seg && idx == b->cur)
+		return b->seg;
+	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
+				b->fd, (off_t)buf_seg_off(idx));
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void
+buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
+		  uint64_t *now)
+{
+	uint64_t seg = trc.cfg.segment_size, t, ns;
+	if (reuse) {
+		__atomic_store_n((uint32_t *)m, 0, __ATOMIC_RELEASE);
+		memset(m + FMT_S_END, 0, seg - FMT_S_END);
+		b->reused++;
+		__atomic_fetch_add(&trc.segments_reused, 1, __ATOMIC_RELAXED);
+	}
+	if (b->seg && b->seg != m)
+		munmap(b->seg, seg);
+	clk_pair(&t, &ns);
+	if (t < *now)
+		t = *now;
+	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);
+	fmt_put_u64(m + FMT_S_SEQ, ++b->seq);
+	fmt_put_u64(m + FMT_S_TICKS, t);
+	fmt_put_u64(m + FMT_S_NS, ns);
+	fmt_put_u32(m + FMT_S_THREAD, b->thread);
+	uint32_t magic;
+	fmt_put_u32((unsigned char *)&magic, FMT_SEG_MAGIC);
+	__atomic_store_n((uint32_t *)m, magic, __ATOMIC_RELEASE);
+	b->seg = m;
+	b->cur = idx;
+	b->pos = m + FMT_S_END;
+	__atomic_store_n(&b->end, m + seg, __ATOMIC_RELAXED);
+	b->last = t;
+	*now = t;
+	buf_write_header_counts(b);
+}
+
+static int
+buf_new_segment(struct buf *b, uint64_t *now)
+{
+	uint64_t idx = 0;
+	int reuse = 0, err = DW_OK;
+	if (b->fd < 0)
+		err = buf_open_file(b);
+	if (err == DW_OK)
+		err = buf_pick_segment(b, &idx, &reuse);
+	unsigned char *m = NULL;
+	if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
+		err = DW_ENOSPC;
+	if (err != DW_OK)
+		return err;
+	buf_start_segment(b, m, idx, reuse, now);
+	return DW_OK;
+}
+
+static void
+buf_lose(struct buf *b, int err)
+{
+	if (err == DW_ETOOBIG)
+		b->lost_cap++;
+	else
+		b->lost_disk++;
+	buf_write_header_counts(b);
+}
+
+/* No segment to write into: records are lost until the next try. */
+static void
+buf_fail(struct buf *b, int err)
+{
+	if (b->seg)
+		munmap(b->seg, trc.cfg.segment_size);
+	b->seg = NULL;
+	b->pos = NULL;
+	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
+	b->retry_at = b->lost_disk + b->lost_cap + BUF_RETRY_EVERY;
+	b->fail_err = err;
+	buf_lose(b, err);
+}
+
+static struct buf *
+buf_register(uint64_t now)
+{
+	pthread_mutex_lock(&trc.lock);
+	struct buf *b = NULL;
+	if (!trc_on || !(b = calloc(1, sizeof *b)))
+		goto out;
+	if (trc.need_pfile)
+		lbl_pfile_create();
+	b->gen = trc.gen;
+	b->fd = -1;
+	b->last = now;
+	b->thread = trc.thread_fn ? trc.thread_fn() : trc.next_thread;
+	trc.next_thread++;
+	trc.nthreads++;
+	trc_refresh_identity();
+	if (buf_open_file(b) != DW_OK)
+		b->retry_at = 0;
+	b->next = trc.bufs;
+	trc.bufs = b;
+	uint64_t t, ns;
+	clk_pair(&t, &ns);
+	unsigned char pl[16];
+	fmt_put_u64(pl, t);
+	fmt_put_u64(pl + 8, ns);
+	lbl_write(FMT_L_CALIB, pl, sizeof pl);
+out:
+	pthread_mutex_unlock(&trc.lock);
+	trc_self = b;
+	return b;
+}
+
+static int
+buf_need_segment(struct buf *b, uint64_t *now)
+{
+	if (!b->seg && b->lost_disk + b->lost_cap < b->retry_at) {
+		buf_lose(b, b->fail_err);
+		return -1;
+	}
+	int err = buf_new_segment(b, now);
+	if (err != DW_OK) {
+		buf_fail(b, err);
+		return -1;
+	}
+	return 0;
+}
+
+unsigned char *
+buf_slow(struct buf **tp, uint64_t *now, unsigned need)
+{
+	struct buf *b = *tp;
+	if (!__atomic_load_n(&trc_on, __ATOMIC_RELAXED))
+		return NULL;
+	if (!b || b->gen != trc.gen) {
+		if (!(b = buf_register(*now)))
+			return NULL;
+		*tp = b;
+	}
+	if (*now < b->last)
+		*now = b->last; /* a thread's records never go back in time */
+	uintptr_t end = (uintptr_t)__atomic_load_n(&b->end, __ATOMIC_RELAXED);
+	if (!b->seg || (uintptr_t)b->pos + need > end)
+		return buf_need_segment(b, now) ? NULL : b->pos;
+	if (*now - b->last < FMT_DELTA_LIMIT)
+		return b->pos;
+	if ((uintptr_t)b->pos + FMT_REC_SIZE + need > end)
+		return buf_need_segment(b, now) ? NULL : b->pos;
+	unsigned char *p = b->pos;
+	memset(p + 4, 0, 4);
+	memcpy(p + 8, now, 8);
+	__atomic_store_n((uint32_t *)p, (uint32_t)FMT_R_NEWBASE << FMT_KIND_SHIFT,
+			 __ATOMIC_RELEASE);
+	b->pos = p + FMT_REC_SIZE;
+	b->last = *now;
+	return b->pos;
+}
+
+void
+buf_finish(struct buf *b, uint64_t ticks, uint64_t ns)
+{
+	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
+	if (!b->hdr)
+		return;
+	buf_write_header_counts(b);
+	fmt_put_u64(b->hdr + FMT_H_END_TICKS, ticks);
+	fmt_put_u64(b->hdr + FMT_H_END_NS, ns);
+	uint32_t fl = fmt_get_u32(b->hdr + FMT_H_FLAGS) | FMT_FLAG_ENDED;
+	fmt_put_u32(b->hdr + FMT_H_FLAGS, fl);
+}
+
+void
+buf_drop_all(void)
+{
+	struct buf *b = trc.bufs, *n;
+	for (; b; b = n) {
+		n = b->next;
+		if (b->seg)
+			munmap(b->seg, trc.cfg.segment_size);
+		if (b->hdr)
+			munmap(b->hdr, FMT_HEADER_PAGE);
+		if (b->fd >= 0)
+			close(b->fd);
+		free(b);
+	}
+	trc.bufs = NULL;
+	trc_self = NULL;
+}

@@ -1,0 +1,118 @@
+#include "trace/clock.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <dwork/error.h>
+#include <dwork/trace.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+int clk_use_tsc;
+static uint64_t clk_base_ticks, clk_base_ns, clk_tps = 1000000000u;
+
+static int
+clk_cpu_invariant_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+		return 0;
+	__get_cpuid(0x80000007u, &a, &b, &c, &d);
+	return (d >> 8) & 1u;
+#else
+	return 0;
+#endif
+}
+
+/* The kernel drops the TSC as clocksource when it finds it unstable
+ * (unsynchronised sockets, a bad hypervisor); trust its verdict. */
+static int
+clk_kernel_uses_tsc(void)
+{
+	char s[32] = {0};
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
+			"current_clocksource",
+			"r");
+	if (!f)
+		return 0;
+	int ok = fgets(s, sizeof s, f) && strncmp(s, "tsc", 3) == 0;
+	fclose(f);
+	return ok;
+}
+
+int
+clk_tsc_usable(void)
+{
+	return clk_cpu_invariant_tsc() && clk_kernel_uses_tsc();
+}
+
+void
+clk_pair(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	if (!clk_use_tsc) {
+		*ticks = *ns = clk_raw_ns();
+		return;
+	}
+	/* Keep the narrowest of three windows around the tick read. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t n0 = clk_raw_ns();
+		uint64_t t = clk_ticks();
+		uint64_t n1 = clk_raw_ns();
+		if (n1 - n0 < best) {
+			best = n1 - n0;
+			*ticks = t;
+			*ns = n0 + (n1 - n0) / 2;
+		}
+	}
+}
+
+static void
+clk_measure_rate(void)
+{
+	uint64_t t0, n0, t1, n1;
+	clk_pair(&t0, &n0);
+	do
+		clk_pair(&t1, &n1);
+	while (n1 - n0 < 2000000u);
+	clk_tps = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u /
+			     (n1 - n0));
+	clk_base_ticks = t1;
+	clk_base_ns = n1;
+}
+
+int
+clk_setup(int kind)
+{
+	int usable = clk_tsc_usable();
+	if (kind == DWT_CLOCK_TSC && !usable)
+		return DW_EINVAL;
+	clk_use_tsc = kind == DWT_CLOCK_TSC ||
+		      (kind == DWT_CLOCK_AUTO && usable);
+	if (clk_use_tsc) {
+		clk_measure_rate();
+	} else {
+		clk_tps = 1000000000u;
+		clk_base_ticks = clk_base_ns = clk_raw_ns();
+	}
+	return DW_OK;
+}
+
+uint64_t
+clk_ticks_per_s(void)
+{
+	return clk_tps;
+}
+
+uint64_t
+clk_to_ns(uint64_t ticks)
+{
+	if (!clk_use_tsc)
+		return ticks;
+	__int128 dt = (__int128)ticks - (__int128)clk_base_ticks;
+	return (uint64_t)((__int128)clk_base_ns +
+			  dt * 1000000000 / (__int128)clk_tps);
+}

@@ -1,0 +1,45 @@
+/* Tick source of the tracer: the invariant TSC or CLOCK_MONOTONIC_RAW. */
+#ifndef DW_TRACE_CLOCK_H
+#define DW_TRACE_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+extern int clk_use_tsc;
+
+static inline uint64_t
+clk_raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The hot-path timestamp. */
+static inline uint64_t
+clk_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(clk_use_tsc, 1))
+		return __builtin_ia32_rdtsc();
+#endif
+	return clk_raw_ns();
+}
+
+/* Chooses the tick source (enum dwt_clock).  Returns DW_EINVAL when TSC
+ * is asked for and this machine has no trustworthy one. */
+int clk_setup(int kind);
+
+/* A calibration pair: ticks and CLOCK_MONOTONIC_RAW ns at one instant. */
+void clk_pair(uint64_t *ticks, uint64_t *ns);
+
+/* Ticks per second, measured at clk_setup (1e9 for the clock source). */
+uint64_t clk_ticks_per_s(void);
+
+/* Converts ticks of this process to ns with the current calibration. */
+uint64_t clk_to_ns(uint64_t ticks);
+
+/* 1 when the CPU has an invariant TSC the kernel uses as clocksource. */
+int clk_tsc_usable(void);
+
+#endif

@@ -1,0 +1,141 @@
+/* At fini: name every user function address this process recorded, on
+ * the host where it ran (a PIE's addresses mean nothing elsewhere). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/elfsym.h"
+#include "trace/tracer.h"
+
+struct addrset {
+	uint64_t *v; /* 0 marks an empty slot */
+	size_t n, cap;
+};
+
+static int
+set_add(struct addrset *s, uint64_t a)
+{
+	if (a == 0)
+		return 0;
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *v = calloc(cap, sizeof *v);
+		if (!v)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->v[i])
+				continue;
+			size_t j = (s->v[i] * 0x9e3779b97f4a7c15u) & (cap - 1);
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = s->v[i];
+		}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t j = (a * 0x9e3779b97f4a7c15u) & (s->cap - 1);
+	while (s->v[j] && s->v[j] != a)
+		j = (j + 1) & (s->cap - 1);
+	if (!s->v[j]) {
+		s->v[j] = a;
+		s->n++;
+	}
+	return 0;
+}
+
+/* Collects the function addresses of one segment read from the file. */
+static void
+fn_scan_segment(const unsigned char *seg, size_t len, struct addrset *s)
+{
+	if (fmt_get_u32(seg) != FMT_SEG_MAGIC)
+		return;
+	for (size_t o = FMT_S_END; o + FMT_REC_SIZE <= len; o += FMT_REC_SIZE) {
+		uint32_t w0;
+		uint64_t b;
+		memcpy(&w0, seg + o, 4);
+		if (w0 == 0)
+			break;
+		uint32_t kind = w0 >> FMT_KIND_SHIFT;
+		if (kind == FMT_R_FUNC_ENTER || kind == FMT_R_FUNC_EXIT) {
+			memcpy(&b, seg + o + 8, 8);
+			set_add(s, b);
+		}
+	}
+}
+
+static void
+fn_scan_file(const struct buf *b, struct addrset *s, unsigned char *tmp)
+{
+	uint64_t seg = trc.cfg.segment_size;
+	for (uint64_t i = 0; i < b->nseg; i++) {
+		off_t off = (off_t)(FMT_HEADER_PAGE + i * seg);
+		if (pread(b->fd, tmp, seg, off) == (ssize_t)seg)
+			fn_scan_segment(tmp, seg, s);
+	}
+}
+
+static int
+fn_is_named(uint64_t a)
+{
+	for (struct label *l = trc.labels; l; l = l->next)
+		if (l->kind == FMT_L_FUNC && l->len >= 8 &&
+		    fmt_get_u64(l->data) == a)
+			return 1;
+	return 0;
+}
+
+static void
+fn_write_name(uint64_t a, const char *name)
+{
+	size_t n = strlen(name);
+	unsigned char pl[8 + 512];
+	if (n > 512)
+		n = 512;
+	fmt_put_u64(pl, a);
+	memcpy(pl + 8, name, n);
+	lbl_write(FMT_L_FUNC, pl, (uint32_t)(8 + n));
+}
+
+static void
+fn_resolve_all(const struct addrset *s)
+{
+	struct elf_module_map m = ELF_MODULE_MAP_INIT;
+	struct elf_resolver *r = elf_resolver_new();
+	char name[512];
+	if (!r)
+		return;
+	elf_maps_read_self(&m);
+	for (size_t i = 0; i < s->cap; i++) {
+		uint64_t a = s->v[i];
+		if (!a || fn_is_named(a))
+			continue;
+		if (elf_resolve(r, &m, a, name, sizeof name, NULL) != DW_OK) {
+			const struct elf_mapping *mp = elf_maps_find(&m, a);
+			const char *base = mp ? strrchr(mp->path, '/') : NULL;
+			snprintf(name, sizeof name, "0x%" PRIx64 "%s%s", a,
+				 base ? " in " : "", base ? base + 1 : "");
+		}
+		fn_write_name(a, name);
+	}
+	elf_resolver_free(r);
+	elf_maps_free(&m);
+}
+
+void
+fn_name_seen(void)
+{
+	struct addrset s = {0};
+	unsigned char *tmp = malloc(trc.cfg.segment_size);
+	if (!tmp)
+		return;
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		if (b->gen == trc.gen && b->fd >= 0)
+			fn_scan_file(b, &s, tmp);
+	free(tmp);
+	if (s.n)
+		fn_resolve_all(&s);
+	free(s.v);
+}

@@ -1,0 +1,104 @@
+/*
+ * The record hot path: a timestamp read and stores into the calling
+ * thread's mapped segment.  No lock, no system call, no allocation; the
+ * slow path (first record of a thread, full segment, long gap) is
+ * buf_slow().
+ */
+#ifndef DW_TRACE_RECORD_H
+#define DW_TRACE_RECORD_H
+
+#include <string.h>
+
+#include "trace/clock.h"
+#include "trace/tracer.h"
+
+#define rec_likely(x) __builtin_expect(!!(x), 1)
+#define rec_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Reserves `need` bytes; returns the slot and the record's delta, or NULL
+ * when the record cannot be stored (it is then counted as lost). */
+static inline unsigned char *
+rec_reserve(struct buf **tp, uint64_t *now, uint32_t *delta, unsigned need)
+{
+	struct buf *t = trc_self;
+	uint64_t n = clk_ticks();
+	unsigned char *p;
+	if (rec_likely(t != NULL)) {
+		uint64_t d = n - t->last;
+		uintptr_t end = (uintptr_t)__atomic_load_n(&t->end,
+							   __ATOMIC_RELAXED);
+		p = t->pos;
+		if (rec_likely(d < FMT_DELTA_LIMIT &&
+			       (uintptr_t)p + need <= end)) {
+			*tp = t;
+			*now = n;
+			*delta = (uint32_t)d;
+			return p;
+		}
+	}
+	if (!(p = buf_slow(&t, &n, need)))
+		return NULL;
+	*tp = t;
+	*now = n;
+	*delta = (uint32_t)(n - t->last);
+	return p;
+}
+
+/* Stores a slot's payload; the slot becomes valid at rec_commit. */
+static inline void
+rec_payload(unsigned char *p, uint32_t a, uint64_t b)
+{
+	memcpy(p + 4, &a, 4);
+	memcpy(p + 8, &b, 8);
+}
+
+static inline void
+rec_commit(unsigned char *p, uint32_t kind, uint32_t delta)
+{
+	__atomic_store_n((uint32_t *)p, kind << FMT_KIND_SHIFT | delta,
+			 __ATOMIC_RELEASE);
+}
+
+static inline void
+rec_done(struct buf *t, unsigned char *next, uint64_t now)
+{
+	t->pos = next;
+	t->last = now;
+	t->nrec++;
+}
+
+static inline void
+rec_one(uint32_t kind, uint32_t a, uint64_t b)
+{
+	struct buf *t;
+	uint64_t now;
+	uint32_t d;
+	unsigned char *p = rec_reserve(&t, &now, &d, FMT_REC_SIZE);
+	if (rec_unlikely(!p))
+		return;
+	rec_payload(p, a, b);
+	rec_commit(p, kind, d);
+	rec_done(t, p + FMT_REC_SIZE, now);
+}
+
+/* A two-slot record: the second slot is complete before the first one's
+ * w0 makes the pair valid. */
+static inline void
+rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
+	uint64_t b1)
+{
+	struct buf *t;
+	uint64_t now;
+	uint32_t d;
+	unsigned char *p = rec_reserve(&t, &now, &d, 2 * FMT_REC_SIZE);
+	if (rec_unlikely(!p))
+		return;
+	uint32_t cont = (uint32_t)FMT_R_CONT << FMT_KIND_SHIFT | w1;
+	memcpy(p + 16, &cont, 4);
+	rec_payload(p + 16, a1, b1);
+	rec_payload(p, a, b);
+	rec_commit(p, kind, d);
+	rec_done(t, p + 2 * FMT_REC_SIZE, now);
+}
+
+#endif

@@ -1,0 +1,107 @@
+/* Tracer internals shared by the files of src/trace. */
+#ifndef DW_TRACE_TRACER_H
+#define DW_TRACE_TRACER_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dwork/trace.h>
+
+#include "common/format.h"
+
+/*
+ * One thread's buffer.  The first four fields are the hot path's; only
+ * the owning thread writes them (dwt_fini may set end to stop it).
+ */
+struct buf {
+	unsigned char *pos; /* next free slot */
+	unsigned char *end; /* end of the current segment's slots */
+	uint64_t last;      /* ticks of the last record */
+	uint64_t nrec;      /* records stored */
+
+	uint64_t gen;          /* tracing session it belongs to */
+	uint32_t thread;       /* trace thread id */
+	int fd;                /* thread file, -1 when it could not be made */
+	unsigned char *hdr;    /* mapped header page, NULL without file */
+	unsigned char *seg;    /* mapped current segment, NULL when none */
+	uint64_t seq;          /* sequence number of the current segment */
+	uint64_t nseg;         /* segments allocated in the file */
+	uint64_t cur;          /* index of the current segment in the file */
+	uint64_t lost_disk;    /* records lost: disk full */
+	uint64_t lost_cap;     /* records lost: size cap */
+	uint64_t reused;       /* segments overwritten */
+	uint64_t retry_at;     /* lost count at which to retry allocating */
+	int fail_err;          /* why the last allocation failed */
+	char path[PATH_MAX];
+	struct buf *next;
+};
+
+/* Label records kept in memory, rewritten into a new process file. */
+struct label {
+	uint32_t kind;
+	uint32_t len;
+	struct label *next;
+	unsigned char data[]; /* payload */
+};
+
+struct trc {
+	pthread_mutex_t lock; /* registry, labels, process file, identity */
+	int initialized;
+	int active;           /* dwt_set_active */
+	uint64_t gen;         /* tracing session, bumped by init */
+	dwt_config cfg;
+	char dir[3808];
+	char program[64];
+	char host[64];
+	char prefix[3968]; /* dir/program.pid.uid */
+	uint64_t uid;
+	pid_t pid;
+	int pfd;              /* process file, -1 when none */
+	unsigned char *phdr;  /* its mapped header page */
+	uint64_t poff;        /* where the next label record goes */
+	int need_pfile;       /* after fork: make the process file lazily */
+	uint64_t init_ticks, init_ns, init_real_ns;
+	uint32_t next_thread;
+	uint32_t nthreads;
+	uint32_t task, ntasks;
+	uint32_t (*task_fn)(void), (*ntasks_fn)(void);
+	uint32_t (*thread_fn)(void), (*nthreads_fn)(void);
+	uint64_t bytes;       /* file bytes reserved by this process */
+	uint64_t segments, segments_reused;
+	struct buf *bufs;
+	struct label *labels, **labels_tail;
+};
+
+extern struct trc trc;
+extern int trc_on; /* initialized && enabled && active: the hot-path flag */
+extern __thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
+
+/* buffer.c */
+/* Slow path of a record of `need` bytes: registers the thread, starts a
+ * segment, writes a NEWBASE.  Updates *tp and *now; returns where to
+ * write, or NULL when the record is lost or tracing is off. */
+unsigned char *buf_slow(struct buf **tp, uint64_t *now, unsigned need);
+void buf_write_header_counts(struct buf *b);
+void buf_finish(struct buf *b, uint64_t ticks, uint64_t ns);
+/* Forgets every buffer without touching the files (fork child). */
+void buf_drop_all(void);
+
+/* labels.c (call with trc.lock held) */
+int lbl_add(uint32_t kind, const void *payload, uint32_t len);
+int lbl_write(uint32_t kind, const void *payload, uint32_t len);
+int lbl_pfile_create(void);
+void lbl_pfile_identity(int changed);
+void lbl_write_modules(void);
+void lbl_free_all(void);
+void lbl_put_header(unsigned char *h, int kind, uint32_t thread);
+
+/* funcs.c (call with trc.lock held, at fini) */
+void fn_name_seen(void);
+
+/* trace.c */
+void trc_refresh_identity(void);
+void trc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
