@@ -42,8 +42,9 @@ build:
 check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2
 
+# The demo runs in the build directory so its trace and image land there.
 demo: build
-	$(BUILD_DIR)/examples/demo
+	cd $(BUILD_DIR) && rm -rf demo.trace && ./examples/demo && ./tools/dwork info demo.trace
 
 bench: build
 	@set -e; for b in $(BUILD_DIR)/bench/bench_*; do \

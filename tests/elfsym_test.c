@@ -133,8 +133,8 @@ exe_path(void)
 /* Resolves addr and addr + 4 and checks both name fn_name, starting at
  * addr. */
 static void
-check_fn(struct elf_resolver *r, const struct elf_module_map *m,
-	 uint64_t addr, const char *fn_name)
+check_fn(struct elf_resolver *r, const struct elf_module_map *m, uint64_t addr,
+         const char *fn_name)
 {
 	uint64_t start = 0, off;
 	char name[128];
@@ -167,8 +167,8 @@ test_self(void)
 	sink += elfsym_lib_exported(3) + elfsym_lib_get_static()(3);
 	CHECK(r != NULL, "elf_resolver_new");
 	rc = elf_maps_read_self(&m);
-	CHECK(rc == DW_OK && m.n > 0, "elf_maps_read_self: rc %d, %zu maps",
-	      rc, m.n);
+	CHECK(rc == DW_OK && m.n > 0, "elf_maps_read_self: rc %d, %zu maps", rc,
+	      m.n);
 	mp = elf_maps_find(&m, fn_addr(elfsym_test_global));
 	CHECK(mp && strcmp(mp->path, exe_path()) == 0,
 	      "the executable's mapping is %s, expected %s",
@@ -186,7 +186,7 @@ test_self(void)
 	CHECK(rc == DW_ENOTFOUND, "unmapped address: rc %d", rc);
 
 	rc = elf_resolve(r, &m, fn_addr(elfsym_test_global), small,
-			 sizeof small, NULL);
+	                 sizeof small, NULL);
 	CHECK(rc == DW_OK && strcmp(small, "elfs") == 0,
 	      "truncated name: rc %d, '%s'", rc, small);
 	rc = elf_resolve(r, &m, fn_addr(elfsym_test_global), small, 0, NULL);
@@ -212,7 +212,7 @@ test_maps_add(void)
 	CHECK(elf_maps_add(&m, 0x5000, 0x6000, 0, "") == DW_EINVAL,
 	      "empty path");
 	CHECK(elf_maps_add(&m, 0x5000, 0x6000, UINT64_MAX - 10, "/x") ==
-		  DW_EINVAL,
+	          DW_EINVAL,
 	      "offset overflow");
 	CHECK(elf_maps_add(&m, 0x1800, 0x3800, 0x800, "/b") == DW_OK, "add b");
 	CHECK(m.n == 1, "an overlapping mapping replaces: %zu", m.n);
@@ -266,10 +266,10 @@ test_dynsym_fallback(void)
 	for (i = 0; i < self.n; i++)
 		if (strcmp(self.v[i].path, lib->path) == 0)
 			elf_maps_add(&m, self.v[i].start, self.v[i].end,
-				     self.v[i].offset, copy);
+			             self.v[i].offset, copy);
 	check_fn(r, &m, fn_addr(elfsym_lib_exported), "elfsym_lib_exported");
 	rc = elf_resolve(r, &m, fn_addr(elfsym_lib_get_static()), name,
-			 sizeof name, NULL);
+	                 sizeof name, NULL);
 	CHECK(rc == DW_ENOTFOUND, "static function without .symtab: rc %d '%s'",
 	      rc, name);
 out:
@@ -290,12 +290,12 @@ expect_error(const char *path, int want)
 	int rc;
 
 	CHECK(elf_maps_add(&m, FAKE_BASE, FAKE_BASE + FAKE_SIZE, 0, path) ==
-		  DW_OK,
+	          DW_OK,
 	      "add %s", path);
 	for (i = 0; i < sizeof at / sizeof at[0]; i++) {
 		strcpy(name, "junk");
 		rc = elf_resolve(r, &m, FAKE_BASE + at[i], name, sizeof name,
-				 NULL);
+		                 NULL);
 		CHECK(rc == want && name[0] == '\0',
 		      "%s at +0x%llx: rc %d (%s), expected %d (%s)", path,
 		      (unsigned long long)at[i], rc, dw_strerror(rc), want,
@@ -320,7 +320,7 @@ test_garbage(void)
 	if (!exe || len <= 10000)
 		return;
 	CHECK(exe[EI_CLASS] == ELFCLASS64 &&
-		      ((Elf64_Ehdr *)(void *)exe)->e_type == ET_DYN,
+	          ((Elf64_Ehdr *)(void *)exe)->e_type == ET_DYN,
 	      "the test executable is not a 64-bit PIE (ET_DYN)");
 
 	write_file(tmp_path("noise"), noise, sizeof noise);
@@ -357,15 +357,16 @@ mutate(unsigned char *data, size_t len, size_t shoff)
 			at = (size_t)rand() % 64;
 			break;
 		case 1:
-			at = shoff < len ? shoff + (size_t)rand() % (len - shoff)
-					 : 0;
+			at = shoff < len
+			         ? shoff + (size_t)rand() % (len - shoff)
+			         : 0;
 			break;
 		default:
 			at = (size_t)rand() % len;
 			break;
 		}
 		data[at] = rand() % 2 ? vals[rand() % sizeof vals]
-				      : (unsigned char)rand();
+		                      : (unsigned char)rand();
 	}
 }
 
@@ -418,8 +419,8 @@ static void
 cleanup(void)
 {
 	static const char *names[] = {"noise",      "empty",   "trunc200",
-				      "trunc10000", "class32", "stripped.so",
-				      "mutant"};
+	                              "trunc10000", "class32", "stripped.so",
+	                              "mutant"};
 	size_t i;
 
 	for (i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -198,6 +198,27 @@ DW_API uint32_t dwt_ntasks(void);
  * UINT32_MAX when not tracing. */
 DW_API uint32_t dwt_thread(void);
 
+/*
+ * Tracing off costs a load and a branch: the record calls above are also
+ * macros that test this flag inline before calling the function.  Their
+ * arguments are not evaluated while tracing is off.  The functions stay
+ * exported for bindings and dlsym; define DWT_NO_INLINE_CHECK before
+ * including this header, or write (dwt_event)(t, v), to call them directly.
+ */
+DW_API extern int dwt_recording_; /* read only; nonzero while recording */
+#if !defined(DWT_NO_INLINE_CHECK) && !defined(DW_BUILDING)
+#define DWT_RECORDING_ __atomic_load_n(&dwt_recording_, __ATOMIC_RELAXED)
+#define DWT_IF_ON_(call) (DWT_RECORDING_ ? call : (void)0)
+#define dwt_event(t, v) DWT_IF_ON_(dwt_event(t, v))
+#define dwt_events(n, t, v) DWT_IF_ON_(dwt_events(n, t, v))
+#define dwt_state_push(s) DWT_IF_ON_(dwt_state_push(s))
+#define dwt_state_pop() DWT_IF_ON_(dwt_state_pop())
+#define dwt_comm(f, pt, pth, tag, size, id)                                    \
+	DWT_IF_ON_(dwt_comm(f, pt, pth, tag, size, id))
+#define dwt_func_enter(a) DWT_IF_ON_(dwt_func_enter(a))
+#define dwt_func_exit(a) DWT_IF_ON_(dwt_func_exit(a))
+#endif
+
 /* ---- counters ---- */
 typedef struct dwt_stats {
 	uint64_t records;        /* records stored (all threads) */

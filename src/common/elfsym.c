@@ -107,7 +107,7 @@ maps_lower(const struct elf_module_map *m, uint64_t addr)
 
 static int
 maps_same(const struct elf_mapping *e, uint64_t start, uint64_t end,
-	  uint64_t offset, const char *path)
+          uint64_t offset, const char *path)
 {
 	return e->start == start && e->end == end && e->offset == offset &&
 	       strcmp(e->path, path) == 0;
@@ -115,7 +115,7 @@ maps_same(const struct elf_mapping *e, uint64_t start, uint64_t end,
 
 int
 elf_maps_add(struct elf_module_map *m, uint64_t start, uint64_t end,
-	     uint64_t offset, const char *path)
+             uint64_t offset, const char *path)
 {
 	size_t i, j, k;
 	char *p;
@@ -159,7 +159,7 @@ maps_add_line(struct elf_module_map *m, char *line)
 	int rc;
 
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-		   &start, &end, perms, &offset, &at) < 4 ||
+	           &start, &end, perms, &offset, &at) < 4 ||
 	    at < 0)
 		return DW_OK;
 	path = line + at;
@@ -251,7 +251,7 @@ input_read(const struct elf_input *in, uint64_t off, void *buf, uint64_t len)
  * after it. */
 static int
 input_read_alloc(const struct elf_input *in, uint64_t off, uint64_t len,
-		 size_t extra, void **out)
+                 size_t extra, void **out)
 {
 	void *buf;
 	int rc;
@@ -337,7 +337,7 @@ input_sections(struct elf_input *in)
 	if (n > in->size / sizeof(Elf64_Shdr))
 		return DW_EFORMAT;
 	rc = input_read_alloc(in, in->eh.e_shoff, n * sizeof(Elf64_Shdr), 0,
-			      &sh);
+	                      &sh);
 	if (rc != DW_OK)
 		return rc;
 	in->sh = sh;
@@ -352,8 +352,8 @@ seg_add(struct elf_file *f, const Elf64_Phdr *ph, uint64_t file_size)
 		return DW_EFORMAT;
 	if (ph->p_vaddr > UINT64_MAX - ph->p_filesz)
 		return DW_EFORMAT;
-	f->segs[f->nsegs++] = (struct elf_seg){ph->p_offset, ph->p_filesz,
-					       ph->p_vaddr};
+	f->segs[f->nsegs++] =
+	    (struct elf_seg){ph->p_offset, ph->p_filesz, ph->p_vaddr};
 	return DW_OK;
 }
 
@@ -457,7 +457,7 @@ syms_sort(struct elf_sym *syms, size_t n)
 /* Finds the first section of the given type with its string table. */
 static int
 symtab_find(const struct elf_input *in, uint32_t type, const Elf64_Shdr **sym,
-	    const Elf64_Shdr **str)
+            const Elf64_Shdr **str)
 {
 	size_t i;
 
@@ -498,7 +498,7 @@ file_symbols(struct elf_file *f, const struct elf_input *in, uint32_t type)
 	strtab = buf;
 	if (rc == DW_OK)
 		rc = input_read_alloc(in, symsh->sh_offset, symsh->sh_size, 0,
-				      &buf);
+		                      &buf);
 	raw = rc == DW_OK ? buf : NULL;
 	nraw = (size_t)(symsh->sh_size / sizeof(Elf64_Sym));
 	if (rc == DW_OK && nraw > 0) {
@@ -510,9 +510,9 @@ file_symbols(struct elf_file *f, const struct elf_input *in, uint32_t type)
 
 		if (!sym_wanted(s, strtab, strsh->sh_size))
 			continue;
-		syms[n++] = (struct elf_sym){s->st_value, s->st_size,
-					     s->st_name,
-					     sym_rank(s, strtab + s->st_name)};
+		syms[n++] =
+		    (struct elf_sym){s->st_value, s->st_size, s->st_name,
+		                     sym_rank(s, strtab + s->st_name)};
 	}
 	free(raw);
 	if (rc != DW_OK || n == 0) {
@@ -642,7 +642,7 @@ resolver_file(struct elf_resolver *r, const char *path, struct elf_file **out)
  * the PT_LOAD segment holding its file offset. */
 static const struct elf_seg *
 file_vaddr(const struct elf_file *f, const struct elf_mapping *mp,
-	   uint64_t addr, uint64_t *vaddr)
+           uint64_t addr, uint64_t *vaddr)
 {
 	uint64_t delta = addr - mp->start, off;
 	size_t i;
@@ -664,8 +664,7 @@ file_vaddr(const struct elf_file *f, const struct elf_mapping *mp,
 /* The symbol containing vaddr; one of size 0 (hand-written assembly)
  * covers up to the next symbol, within the segment. */
 static const struct elf_sym *
-file_lookup(const struct elf_file *f, const struct elf_seg *seg,
-	    uint64_t vaddr)
+file_lookup(const struct elf_file *f, const struct elf_seg *seg, uint64_t vaddr)
 {
 	const struct elf_sym *s;
 	size_t lo = 0, hi = f->nsyms;
@@ -688,7 +687,7 @@ file_lookup(const struct elf_file *f, const struct elf_seg *seg,
 
 int
 elf_resolve(struct elf_resolver *r, const struct elf_module_map *m,
-	    uint64_t addr, char *name, size_t len, uint64_t *sym_start)
+            uint64_t addr, char *name, size_t len, uint64_t *sym_start)
 {
 	const struct elf_mapping *mp;
 	const struct elf_seg *seg;

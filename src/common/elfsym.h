@@ -39,7 +39,10 @@ struct elf_module_map {
 	size_t cap;
 };
 
-#define ELF_MODULE_MAP_INIT {NULL, 0, 0}
+#define ELF_MODULE_MAP_INIT                                                    \
+	{                                                                      \
+		NULL, 0, 0                                                     \
+	}
 
 /*
  * Appends the executable, file-backed mappings of /proc/self/maps (those
@@ -58,12 +61,12 @@ int elf_maps_read_self(struct elf_module_map *m);
  * overflows) or DW_ENOMEM.
  */
 int elf_maps_add(struct elf_module_map *m, uint64_t start, uint64_t end,
-		 uint64_t offset, const char *path);
+                 uint64_t offset, const char *path);
 
 /* Returns the mapping containing addr, or NULL.  The pointer is valid until
  * the next elf_maps_add or elf_maps_free on m. */
 const struct elf_mapping *elf_maps_find(const struct elf_module_map *m,
-					uint64_t addr);
+                                        uint64_t addr);
 
 /* Frees the mappings; m is left empty and may be reused. */
 void elf_maps_free(struct elf_module_map *m);
@@ -92,7 +95,7 @@ struct elf_resolver *elf_resolver_new(void);
  * opening or reading the file (DW_ENOENT, DW_EACCES, DW_EIO, ...).
  */
 int elf_resolve(struct elf_resolver *r, const struct elf_module_map *m,
-		uint64_t addr, char *name, size_t len, uint64_t *sym_start);
+                uint64_t addr, char *name, size_t len, uint64_t *sym_start);
 
 /* Frees the resolver and its cache.  NULL is allowed. */
 void elf_resolver_free(struct elf_resolver *r);

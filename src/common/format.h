@@ -21,6 +21,8 @@ enum fmt_clock_kind { FMT_CLOCK_TSC = 1, FMT_CLOCK_MONO_RAW = 2 };
 enum fmt_flags {
 	FMT_FLAG_ENDED = 1u,    /* dwt_fini ran */
 	FMT_FLAG_CIRCULAR = 2u, /* circular mode: segments may be reused */
+	FMT_FLAG_TRIMMED = 4u,  /* the last segment of the file was cut
+				   after its last record by dwt_fini */
 };
 
 /* File header field offsets (both kinds). */

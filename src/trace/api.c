@@ -7,7 +7,7 @@
 #define API_ON() rec_likely(__atomic_load_n(&trc_on, __ATOMIC_RELAXED))
 
 DW_API void
-dwt_event(uint32_t type, uint64_t value)
+(dwt_event)(uint32_t type, uint64_t value)
 {
 	if (API_ON())
 		rec_one(FMT_R_EVENT, type, value);
@@ -32,7 +32,7 @@ api_events_chunk(unsigned n, const uint32_t *types, const uint64_t *values)
 }
 
 DW_API void
-dwt_events(unsigned n, const uint32_t *types, const uint64_t *values)
+(dwt_events)(unsigned n, const uint32_t *types, const uint64_t *values)
 {
 	if (!API_ON() || n == 0)
 		return;
@@ -49,21 +49,21 @@ dwt_events(unsigned n, const uint32_t *types, const uint64_t *values)
 }
 
 DW_API void
-dwt_state_push(uint32_t state)
+(dwt_state_push)(uint32_t state)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_PUSH, state, 0);
 }
 
 DW_API void
-dwt_state_pop(void)
+(dwt_state_pop)(void)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_POP, 0, 0);
 }
 
 DW_API void
-dwt_comm(unsigned flags, uint32_t partner_task, uint32_t partner_thread,
+(dwt_comm)(unsigned flags, uint32_t partner_task, uint32_t partner_thread,
 	 uint32_t tag, uint64_t size, uint64_t id)
 {
 	if (!API_ON())
@@ -75,14 +75,19 @@ dwt_comm(unsigned flags, uint32_t partner_task, uint32_t partner_thread,
 }
 
 DW_API void
-dwt_func_enter(const void *addr)
+(dwt_func_enter)(const void *addr)
 {
-	if (API_ON())
-		rec_one(FMT_R_FUNC_ENTER, 0, (uint64_t)(uintptr_t)addr);
+	if (!API_ON())
+		return;
+	uint64_t a = (uint64_t)(uintptr_t)addr;
+	rec_one(FMT_R_FUNC_ENTER, 0, a);
+	struct buf *t = trc_self;
+	if (rec_unlikely(t && t->fncache[(a >> 4) % BUF_FNCACHE] != a))
+		fn_note(t, a);
 }
 
 DW_API void
-dwt_func_exit(const void *addr)
+(dwt_func_exit)(const void *addr)
 {
 	if (API_ON())
 		rec_one(FMT_R_FUNC_EXIT, 0, (uint64_t)(uintptr_t)addr);

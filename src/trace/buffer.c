@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "trace/clock.h"
+#include "trace/record.h"
 #include "trace/tracer.h"
 
 #define BUF_RETRY_EVERY 4096u /* lost records between two allocation tries */
@@ -104,7 +105,14 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 		return b->seg;
 	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
 				b->fd, (off_t)buf_seg_off(idx));
-	return m == MAP_FAILED ? NULL : m;
+	if (m == MAP_FAILED)
+		return NULL;
+#ifdef MADV_POPULATE_WRITE
+	/* One call makes every page writable, instead of a fault a page on
+	 * the hot path; older kernels refuse it and fault lazily. */
+	madvise(m, seg, MADV_POPULATE_WRITE);
+#endif
+	return m;
 }
 
 static void
@@ -208,6 +216,7 @@ buf_register(uint64_t now)
 	fmt_put_u64(pl, t);
 	fmt_put_u64(pl + 8, ns);
 	lbl_write(FMT_L_CALIB, pl, sizeof pl);
+	pthread_setspecific(trc_key, b);
 out:
 	pthread_mutex_unlock(&trc.lock);
 	trc_self = b;
@@ -259,8 +268,24 @@ buf_slow(struct buf **tp, uint64_t *now, unsigned need)
 	return b->pos;
 }
 
+/* Cuts the reserved but unused tail of the file's last segment.  Only
+ * for a buffer no thread can store into any more. */
+static uint32_t
+buf_trim(struct buf *b)
+{
+	if (!b->seg || b->nseg == 0 || b->cur != b->nseg - 1)
+		return 0;
+	uint64_t used = (uint64_t)(b->pos - b->seg);
+	munmap(b->seg, trc.cfg.segment_size);
+	b->seg = NULL;
+	b->pos = NULL;
+	if (ftruncate(b->fd, (off_t)(buf_seg_off(b->cur) + used)) != 0)
+		return 0;
+	return FMT_FLAG_TRIMMED;
+}
+
 void
-buf_finish(struct buf *b, uint64_t ticks, uint64_t ns)
+buf_finish(struct buf *b, uint64_t ticks, uint64_t ns, int trim)
 {
 	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
 	if (!b->hdr)
@@ -269,6 +294,8 @@ buf_finish(struct buf *b, uint64_t ticks, uint64_t ns)
 	fmt_put_u64(b->hdr + FMT_H_END_TICKS, ticks);
 	fmt_put_u64(b->hdr + FMT_H_END_NS, ns);
 	uint32_t fl = fmt_get_u32(b->hdr + FMT_H_FLAGS) | FMT_FLAG_ENDED;
+	if (trim)
+		fl |= buf_trim(b);
 	fmt_put_u32(b->hdr + FMT_H_FLAGS, fl);
 }
 
@@ -284,8 +311,26 @@ buf_drop_all(void)
 			munmap(b->hdr, FMT_HEADER_PAGE);
 		if (b->fd >= 0)
 			close(b->fd);
+		fn_set_free(&b->fns);
 		free(b);
 	}
 	trc.bufs = NULL;
 	trc_self = NULL;
+}
+
+void
+rec_one_slow(uint32_t kind, uint32_t a, uint64_t b, uint64_t now)
+{
+	struct buf *t = trc_self;
+	if (buf_slow(&t, &now, FMT_REC_SIZE))
+		rec_store_one(t, now, kind, a, b);
+}
+
+void
+rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
+	     uint64_t b1, uint64_t now)
+{
+	struct buf *t = trc_self;
+	if (buf_slow(&t, &now, 2 * FMT_REC_SIZE))
+		rec_store_two(t, now, kind, a, b, w1, a1, b1);
 }

@@ -32,7 +32,7 @@ cfg_bool(const char *s, int *out)
 	return -1;
 }
 
-/* Parses "123", "64K", "8M", "1G" (binary multiples) without overflow. */
+/* Parses "123", "64K", "8MB", "1GiB" (binary multiples) without overflow. */
 static int
 cfg_size(const char *s, uint64_t *out)
 {
@@ -59,8 +59,13 @@ cfg_size(const char *s, uint64_t *out)
 	default:
 		return -1;
 	}
-	if (shift && *++end && toupper((unsigned char)*end) == 'B')
+	if (shift) { /* K, KB, KiB */
 		end++;
+		if (*end == 'i')
+			end++;
+		if (toupper((unsigned char)*end) == 'B')
+			end++;
+	}
 	if (*end || v > (UINT64_MAX >> shift))
 		return -1;
 	*out = (uint64_t)v << shift;

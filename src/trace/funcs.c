@@ -9,11 +9,6 @@
 #include "common/elfsym.h"
 #include "trace/tracer.h"
 
-struct addrset {
-	uint64_t *v; /* 0 marks an empty slot */
-	size_t n, cap;
-};
-
 static int
 set_add(struct addrset *s, uint64_t a)
 {
@@ -46,35 +41,20 @@ set_add(struct addrset *s, uint64_t a)
 	return 0;
 }
 
-/* Collects the function addresses of one segment read from the file. */
-static void
-fn_scan_segment(const unsigned char *seg, size_t len, struct addrset *s)
+void
+fn_note(struct buf *b, uint64_t addr)
 {
-	if (fmt_get_u32(seg) != FMT_SEG_MAGIC)
-		return;
-	for (size_t o = FMT_S_END; o + FMT_REC_SIZE <= len; o += FMT_REC_SIZE) {
-		uint32_t w0;
-		uint64_t b;
-		memcpy(&w0, seg + o, 4);
-		if (w0 == 0)
-			break;
-		uint32_t kind = w0 >> FMT_KIND_SHIFT;
-		if (kind == FMT_R_FUNC_ENTER || kind == FMT_R_FUNC_EXIT) {
-			memcpy(&b, seg + o + 8, 8);
-			set_add(s, b);
-		}
-	}
+	pthread_mutex_lock(&trc.lock);
+	if (set_add(&b->fns, addr) == 0)
+		b->fncache[(addr >> 4) % BUF_FNCACHE] = addr;
+	pthread_mutex_unlock(&trc.lock);
 }
 
-static void
-fn_scan_file(const struct buf *b, struct addrset *s, unsigned char *tmp)
+void
+fn_set_free(struct addrset *s)
 {
-	uint64_t seg = trc.cfg.segment_size;
-	for (uint64_t i = 0; i < b->nseg; i++) {
-		off_t off = (off_t)(FMT_HEADER_PAGE + i * seg);
-		if (pread(b->fd, tmp, seg, off) == (ssize_t)seg)
-			fn_scan_segment(tmp, seg, s);
-	}
+	free(s->v);
+	memset(s, 0, sizeof *s);
 }
 
 static int
@@ -128,13 +108,13 @@ void
 fn_name_seen(void)
 {
 	struct addrset s = {0};
-	unsigned char *tmp = malloc(trc.cfg.segment_size);
-	if (!tmp)
-		return;
-	for (struct buf *b = trc.bufs; b; b = b->next)
-		if (b->gen == trc.gen && b->fd >= 0)
-			fn_scan_file(b, &s, tmp);
-	free(tmp);
+	for (struct buf *b = trc.bufs; b; b = b->next) {
+		if (b->gen != trc.gen)
+			continue;
+		for (size_t i = 0; i < b->fns.cap; i++)
+			if (b->fns.v[i])
+				set_add(&s, b->fns.v[i]);
+	}
 	if (s.n)
 		fn_resolve_all(&s);
 	free(s.v);

@@ -67,38 +67,66 @@ rec_done(struct buf *t, unsigned char *next, uint64_t now)
 	t->nrec++;
 }
 
-static inline void
-rec_one(uint32_t kind, uint32_t a, uint64_t b)
+/* The slow paths store the whole record themselves, so that the fast path
+ * needs no stack frame. */
+void rec_one_slow(uint32_t kind, uint32_t a, uint64_t b, uint64_t now);
+void rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1,
+		  uint32_t a1, uint64_t b1, uint64_t now);
+
+static inline int
+rec_fits(struct buf *t, uint64_t now, unsigned need)
 {
-	struct buf *t;
-	uint64_t now;
-	uint32_t d;
-	unsigned char *p = rec_reserve(&t, &now, &d, FMT_REC_SIZE);
-	if (rec_unlikely(!p))
-		return;
+	uintptr_t end = (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED);
+	return rec_likely(now - t->last < FMT_DELTA_LIMIT &&
+			  (uintptr_t)t->pos + need <= end);
+}
+
+static inline void
+rec_store_one(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
+	      uint64_t b)
+{
+	unsigned char *p = t->pos;
 	rec_payload(p, a, b);
-	rec_commit(p, kind, d);
+	rec_commit(p, kind, (uint32_t)(now - t->last));
 	rec_done(t, p + FMT_REC_SIZE, now);
 }
 
 /* A two-slot record: the second slot is complete before the first one's
  * w0 makes the pair valid. */
 static inline void
-rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
-	uint64_t b1)
+rec_store_two(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
+	      uint64_t b, uint32_t w1, uint32_t a1, uint64_t b1)
 {
-	struct buf *t;
-	uint64_t now;
-	uint32_t d;
-	unsigned char *p = rec_reserve(&t, &now, &d, 2 * FMT_REC_SIZE);
-	if (rec_unlikely(!p))
-		return;
+	unsigned char *p = t->pos;
 	uint32_t cont = (uint32_t)FMT_R_CONT << FMT_KIND_SHIFT | w1;
 	memcpy(p + 16, &cont, 4);
 	rec_payload(p + 16, a1, b1);
 	rec_payload(p, a, b);
-	rec_commit(p, kind, d);
+	rec_commit(p, kind, (uint32_t)(now - t->last));
 	rec_done(t, p + 2 * FMT_REC_SIZE, now);
+}
+
+static inline void
+rec_one(uint32_t kind, uint32_t a, uint64_t b)
+{
+	struct buf *t = trc_self;
+	uint64_t now = clk_ticks();
+	if (rec_likely(t != NULL) && rec_fits(t, now, FMT_REC_SIZE))
+		rec_store_one(t, now, kind, a, b);
+	else
+		rec_one_slow(kind, a, b, now);
+}
+
+static inline void
+rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
+	uint64_t b1)
+{
+	struct buf *t = trc_self;
+	uint64_t now = clk_ticks();
+	if (rec_likely(t != NULL) && rec_fits(t, now, 2 * FMT_REC_SIZE))
+		rec_store_two(t, now, kind, a, b, w1, a1, b1);
+	else
+		rec_two_slow(kind, a, b, w1, a1, b1, now);
 }
 
 #endif

@@ -22,7 +22,15 @@ struct trc trc = {
 	.ntasks = 1,
 	.labels_tail = &trc.labels,
 };
-int trc_on;
+DW_API int dwt_recording_;
+pthread_key_t trc_key;
+
+static void
+trc_thread_exit(void *p)
+{
+	struct buf *b = p;
+	__atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
+}
 __thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
 
 void
@@ -131,6 +139,7 @@ static void trc_atexit(void);
 static void
 trc_once(void)
 {
+	pthread_key_create(&trc_key, trc_thread_exit);
 	pthread_atfork(trc_atfork_prepare, trc_atfork_parent,
 		       trc_atfork_child);
 	atexit(trc_atexit);
@@ -253,9 +262,14 @@ dwt_fini(void)
 	trc_refresh_identity();
 	uint64_t t, ns;
 	clk_pair(&t, &ns);
+	/* The files of threads that exited, and the caller's, cannot be
+	 * stored into any more: their unused tails are cut. */
 	for (struct buf *b = trc.bufs; b; b = b->next)
 		if (b->gen == trc.gen)
-			buf_finish(b, t, ns);
+			buf_finish(b, t, ns,
+				   b == trc_self ||
+					   __atomic_load_n(&b->exited,
+							   __ATOMIC_ACQUIRE));
 	fn_name_seen();
 	lbl_write_modules();
 	trc_write_end(t, ns);
@@ -340,6 +354,7 @@ trc_atfork_child(void)
 	pthread_mutex_init(&trc.lock, NULL);
 	if (!trc.initialized)
 		return;
+	pthread_setspecific(trc_key, NULL);
 	buf_drop_all();
 	if (trc.pfd >= 0) {
 		munmap(trc.phdr, FMT_HEADER_PAGE);

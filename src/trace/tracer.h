@@ -11,6 +11,14 @@
 
 #include "common/format.h"
 
+/* A set of function addresses (open addressing; 0 marks a free slot). */
+struct addrset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+#define BUF_FNCACHE 64 /* addresses a thread remembers without the lock */
+
 /*
  * One thread's buffer.  The first four fields are the hot path's; only
  * the owning thread writes them (dwt_fini may set end to stop it).
@@ -34,6 +42,9 @@ struct buf {
 	uint64_t reused;       /* segments overwritten */
 	uint64_t retry_at;     /* lost count at which to retry allocating */
 	int fail_err;          /* why the last allocation failed */
+	int exited;            /* its thread has exited */
+	uint64_t fncache[BUF_FNCACHE]; /* recently seen function addresses */
+	struct addrset fns;            /* every function address it saw */
 	char path[PATH_MAX];
 	struct buf *next;
 };
@@ -75,7 +86,10 @@ struct trc {
 };
 
 extern struct trc trc;
-extern int trc_on; /* initialized && enabled && active: the hot-path flag */
+extern pthread_key_t trc_key; /* marks a buffer whose thread exited */
+/* initialized && enabled && active: the hot-path flag (exported, read by
+ * the inline checks of trace.h) */
+#define trc_on dwt_recording_
 extern __thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
 
 /* buffer.c */
@@ -84,7 +98,7 @@ extern __thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
  * write, or NULL when the record is lost or tracing is off. */
 unsigned char *buf_slow(struct buf **tp, uint64_t *now, unsigned need);
 void buf_write_header_counts(struct buf *b);
-void buf_finish(struct buf *b, uint64_t ticks, uint64_t ns);
+void buf_finish(struct buf *b, uint64_t ticks, uint64_t ns, int trim);
 /* Forgets every buffer without touching the files (fork child). */
 void buf_drop_all(void);
 
@@ -97,8 +111,12 @@ void lbl_write_modules(void);
 void lbl_free_all(void);
 void lbl_put_header(unsigned char *h, int kind, uint32_t thread);
 
-/* funcs.c (call with trc.lock held, at fini) */
+/* funcs.c */
+/* Remembers a function address seen by thread b (takes trc.lock). */
+void fn_note(struct buf *b, uint64_t addr);
+/* At fini (trc.lock held): names every address seen by this session. */
 void fn_name_seen(void);
+void fn_set_free(struct addrset *s);
 
 /* trace.c */
 void trc_refresh_identity(void);

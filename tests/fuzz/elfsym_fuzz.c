@@ -34,9 +34,9 @@ fuzz_write_all(int fd, const uint8_t *data, size_t size)
 static void
 fuzz_resolve(const char *path)
 {
-	static const uint64_t probes[] = {0,      0x10,   0x40,   0x400,
-					  0x1000, 0x1004, 0x1130, 0x2000,
-					  0x3300, 0x10000, FUZZ_SPAN - 1};
+	static const uint64_t probes[] = {0,      0x10,    0x40,         0x400,
+	                                  0x1000, 0x1004,  0x1130,       0x2000,
+	                                  0x3300, 0x10000, FUZZ_SPAN - 1};
 	struct elf_module_map m = ELF_MODULE_MAP_INIT;
 	struct elf_resolver *r = elf_resolver_new();
 	uint64_t start;
@@ -48,13 +48,13 @@ fuzz_resolve(const char *path)
 		return;
 	elf_maps_add(&m, FUZZ_BASE, FUZZ_BASE + FUZZ_SPAN, 0, path);
 	elf_maps_add(&m, FUZZ_BASE + FUZZ_SPAN, FUZZ_BASE + 2 * FUZZ_SPAN,
-		     0x1000, path);
+	             0x1000, path);
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < sizeof probes / sizeof probes[0]; i++) {
 			elf_resolve(r, &m, FUZZ_BASE + probes[i], name,
-				    sizeof name, &start);
+			            sizeof name, &start);
 			elf_resolve(r, &m, FUZZ_BASE + FUZZ_SPAN + probes[i],
-				    name, sizeof name, NULL);
+			            name, sizeof name, NULL);
 			if (memchr(name, '\0', sizeof name) == NULL)
 				__builtin_trap();
 		}

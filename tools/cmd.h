@@ -1,0 +1,21 @@
+/* Commands of the dwork tool. */
+#ifndef DW_TOOLS_CMD_H
+#define DW_TOOLS_CMD_H
+
+/* Exit codes shared by every command (docs/tools.md). */
+enum cmd_exit {
+	CMD_OK = 0,      /* done, nothing wrong */
+	CMD_DAMAGED = 1, /* done, but some input was damaged (reported) */
+	CMD_USAGE = 2,   /* bad command line */
+	CMD_FAILED = 3,  /* nothing could be read */
+};
+
+struct cmd {
+	const char *name;
+	const char *help;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+int cmd_info(int argc, char **argv);
+
+#endif
