@@ -1,0 +1,258 @@
+/*
+ * dwork runtime (libdwork): a master/worker runtime for C modelled on
+ * Julia's Distributed.  Process 1 is the master; it adds workers (2, 3, …)
+ * through cluster managers and runs registered functions on them.  See
+ * docs/runtime.md for the guide and docs/wire-protocol.md for the wire
+ * format.
+ *
+ * Workers run the same executable as the master: dw_init() is the first
+ * call of main().  In a worker it joins the cluster, serves calls and
+ * exits without returning.
+ *
+ * Errors are dw_err values (include/dwork/error.h).  After a failed call,
+ * dw_errmsg() gives the calling thread a message naming the cause (for a
+ * remote error: the worker id and the function's own message).
+ */
+#ifndef DWORK_DWORK_H
+#define DWORK_DWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dwork/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- process group ---- */
+
+/* Settings of dw_init_opts; zero means the default. */
+typedef struct dw_options {
+	int procs;               /* local workers to start (default 0) */
+	int executors;           /* executor threads per worker (1) */
+	int heartbeat_ms;        /* master→worker ping period (1000) */
+	int heartbeat_timeout_ms; /* silence that declares a worker dead
+				     (10000) */
+	const char *bind_addr;   /* address local workers listen on
+				    ("127.0.0.1") */
+} dw_options;
+
+/*
+ * The first call of main().  In the master: consumes "-p N", "--procs N",
+ * "--procs=N" (N a count or "auto" = one per core) from *argc and *argv, or
+ * reads DWORK_PROCS, starts that many local workers, and returns DW_OK.
+ * In a worker (started by a cluster manager): joins the master, serves
+ * calls until it is removed, the master finishes or dies, then exits the
+ * process; it never returns.  Errors (master): DW_EINVAL for a bad -p or
+ * DWORK_PROCS value (message names it), DW_ESTATE if called twice, or the
+ * error of starting the workers (the master is usable; dw_nworkers() says
+ * how many started).
+ */
+DW_API int dw_init(int *argc, char ***argv);
+DW_API int dw_init_opts(int *argc, char ***argv, const dw_options *opts);
+
+/* Removes every worker (they exit), stops the runtime's thread and closes
+ * its descriptors; no child process, zombie or descriptor of ours is left.
+ * Called by atexit if the program does not.  Returns DW_OK. */
+DW_API int dw_finalize(void);
+
+/* This process's id: 1 in the master, 2, 3, … in workers. */
+DW_API int dw_myid(void);
+/* Number of processes: the master plus its workers. */
+DW_API int dw_nprocs(void);
+/* Number of workers; 1 with no workers (the master serves as one), as
+ * Distributed's nworkers(). */
+DW_API int dw_nworkers(void);
+/* Writes up to max ids into ids and returns how many there are (ids may
+ * be NULL to count).  dw_procs: master and workers.  dw_workers: the
+ * workers, or the master alone when there are none. */
+DW_API int dw_procs(int *ids, int max);
+DW_API int dw_workers(int *ids, int max);
+
+/* ---- cluster managers ---- */
+
+/* What the core needs to reach one launched worker. */
+typedef struct dw_worker_config {
+	int id;            /* assigned by the core before launch */
+	char host[256];    /* connect to host:port … */
+	int port;
+	int fd;            /* … or use this connected socket (dial-in); -1 */
+	int pid;           /* local process id when known, else 0 */
+	int out_fd, err_fd; /* the worker's stdout/stderr to forward, or -1 */
+	void *data;        /* the manager's own per-worker state */
+} dw_worker_config;
+
+enum dw_manage_op {
+	DW_MANAGE_REGISTER = 1, /* the worker joined */
+	DW_MANAGE_DEREGISTER,   /* it is being removed */
+	DW_MANAGE_INTERRUPT,    /* dw_interrupt() */
+	DW_MANAGE_FINALIZE,     /* it has gone: release what the manager holds */
+};
+
+typedef struct dw_launch dw_launch; /* the core's side of one launch */
+
+/*
+ * Reports one launched worker to the core (called by a manager's launch,
+ * from the launching thread).  The core connects to wc->host:wc->port, or
+ * takes wc->fd, and authenticates.  Returns DW_OK or the error of joining
+ * it (the worker is then killed through the manager).
+ */
+DW_API int dw_launched(dw_launch *l, dw_worker_config *wc);
+
+/* The id the core assigned to the i-th worker of this launch. */
+DW_API int dw_launch_id(const dw_launch *l, int i);
+/* The cookie workers must present (to send them on their stdin). */
+DW_API const char *dw_launch_cookie(const dw_launch *l);
+
+/*
+ * A cluster manager.  launch starts n workers and reports each with
+ * dw_launched(); it returns DW_OK if at least one started, else the error
+ * naming why.  manage is told of each worker's life (enum dw_manage_op);
+ * kill ends a worker that does not leave by itself.  Any callback may be
+ * NULL.  self is passed back to each.
+ */
+typedef struct dw_manager {
+	const char *name;
+	int (*launch)(void *self, int n, dw_launch *l);
+	int (*manage)(void *self, dw_worker_config *wc, int op);
+	int (*kill)(void *self, dw_worker_config *wc);
+	void *self;
+} dw_manager;
+
+/* Options of the local manager; NULL or zero fields mean the defaults. */
+typedef struct dw_local_options {
+	const char *exe;              /* default: this executable */
+	const char *const *args;      /* extra arguments, NULL-terminated */
+	const char *dir;              /* working directory */
+	const char *const *env;       /* extra "NAME=value" entries */
+	const char *bind_addr;        /* default: dw_options.bind_addr */
+	int parallel;                 /* launched at once (default 8) */
+	int launch_timeout_ms;        /* until the address line (10000) */
+	int remove_partial;           /* remove the ones that started when
+					 others failed (default: keep) */
+} dw_local_options;
+
+/*
+ * Adds n workers with the local manager (processes of this machine
+ * running the same executable).  ids (may be NULL) receives the new ids.
+ * Returns the number of workers added (n on full success) or a negative
+ * dw_err when none started (dw_errmsg names the cause: bad executable,
+ * no address line in time, wrong cookie, …).  A partial launch keeps the
+ * workers that started, returns their number and names the failure in
+ * dw_errmsg; with remove_partial it removes them and returns -DW_EIO.
+ */
+DW_API int dw_addprocs(int n, const dw_local_options *opts, int *ids);
+
+/* Adds n workers through any manager; same results as dw_addprocs. */
+DW_API int dw_addprocs_with(const dw_manager *m, int n, int *ids);
+
+/* Removes workers: asks them to exit, waits up to timeout_ms (<= 0: 10 s)
+ * then kills the rest.  Operations pending on them fail with DW_EEXITED.
+ * Returns DW_OK, or DW_ENOTFOUND if an id is not a worker (the others are
+ * still removed). */
+DW_API int dw_rmprocs(const int *ids, int n, int timeout_ms);
+
+/* Interrupts workers through their manager (local: SIGINT, which the
+ * worker turns into dw_interrupted() returning 1 for running calls). */
+DW_API int dw_interrupt(const int *ids, int n);
+
+/* In a remote function: 1 once the worker was interrupted (cleared when
+ * the next call starts). */
+DW_API int dw_interrupted(void);
+
+/* ---- registered functions ---- */
+
+typedef struct dw_reply dw_reply;
+
+/*
+ * A remote function: arg/len are the caller's bytes (valid during the
+ * call).  It sets its result with dw_reply_set/dw_reply_take and returns
+ * 0, or returns non-zero after dw_reply_error to fail the call.
+ */
+typedef int (*dw_fn)(const void *arg, size_t len, dw_reply *r);
+
+/* Copies len bytes as the result. */
+DW_API int dw_reply_set(dw_reply *r, const void *data, size_t len);
+/* Takes a malloc'd buffer as the result (freed by the runtime). */
+DW_API int dw_reply_take(dw_reply *r, void *data, size_t len);
+/* Sets the error message the caller receives; returns -1 for
+ * `return dw_reply_error(r, "...")`. */
+DW_API int dw_reply_error(dw_reply *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Registers fn under name (copied) in this process.  Workers know the
+ * functions registered before dw_init, including by DW_REGISTER.
+ * Returns DW_OK, DW_EEXIST (name taken by another function), DW_EINVAL. */
+DW_API int dw_register(const char *name, dw_fn fn);
+
+/* Registers fn under its own name when the program loads. */
+#define DW_REGISTER(fn)                                                        \
+	static void __attribute__((constructor)) dw_register_##fn##_(void)    \
+	{                                                                      \
+		dw_register(#fn, fn);                                          \
+	}
+
+/* ---- remote calls ---- */
+
+typedef struct dw_future dw_future;
+
+/*
+ * Runs fn(arg) on process pid; the result stays there until fetched.
+ * *out is the caller's future (free with dw_future_free).  Returns DW_OK,
+ * DW_ENOTFOUND (no such process), DW_EEXITED (removed or dead worker),
+ * DW_ETOOBIG (arg over the frame limit).  A call to process 1 from
+ * process 1 runs in the calling thread.
+ */
+DW_API int dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
+			 dw_future **out);
+
+/*
+ * Runs fn(arg) on pid and waits for its result, in one round trip;
+ * nothing stays behind.  *res (malloc'd, free with free()) and *reslen
+ * receive it.  Errors: those of dw_remotecall, DW_EREMOTE (the function
+ * failed or is not registered; dw_errmsg has the worker id and message),
+ * DW_EEXITED (the worker died).  The _timeout variant also gives
+ * DW_ETIMEDOUT (the call is abandoned, its result discarded).
+ */
+DW_API int dw_remotecall_fetch(int pid, const char *fn, const void *arg,
+			       size_t len, void **res, size_t *reslen);
+DW_API int dw_remotecall_fetch_timeout(int pid, const char *fn,
+				       const void *arg, size_t len, void **res,
+				       size_t *reslen, int timeout_ms);
+
+/* Runs fn(arg) on pid and waits until it has run; the result stays there
+ * (fetch it through *out). */
+DW_API int dw_remotecall_wait(int pid, const char *fn, const void *arg,
+			      size_t len, dw_future **out);
+
+/* Runs fn(arg) on pid without waiting or a result; an error is logged on
+ * the remote side (and reaches the master's stderr). */
+DW_API int dw_remote_do(int pid, const char *fn, const void *arg, size_t len);
+
+/* Waits until the call has completed: DW_OK, or its error. */
+DW_API int dw_future_wait(dw_future *f);
+/* As dw_future_wait, or DW_ETIMEDOUT after timeout_ms. */
+DW_API int dw_future_wait_timeout(dw_future *f, int timeout_ms);
+/* 1 when the call has completed (with a result or an error). */
+DW_API int dw_future_isready(dw_future *f);
+/*
+ * The result: waits, then fetches it from the remote process the first
+ * time (which frees the remote copy) and caches it.  *res points into the
+ * future (valid until dw_future_free).  Errors as dw_future_wait.
+ */
+DW_API int dw_future_fetch(dw_future *f, const void **res, size_t *len);
+DW_API int dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
+				   int timeout_ms);
+/* Frees the future, and the remote result if it was never fetched. */
+DW_API void dw_future_free(dw_future *f);
+
+/* The calling thread's message for its last failed dw_ call ("" if
+ * none), and the process that caused it (0 if local). */
+DW_API const char *dw_errmsg(void);
+DW_API int dw_errpid(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,830 @@
+/*
+ * Remote calls: the function registry, futures, the frames of a call on
+ * both sides, and a worker's executors.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/rt.h"
+
+enum fut_state { F_PENDING = 0, F_READY, F_FAILED };
+enum fut_op { OP_NONE = 0, OP_CALL, OP_FETCH };
+
+struct dw_future {
+	uint64_t id;
+	int pid;
+	int state;
+	int op;        /* what the pending table waits for */
+	int mode;      /* WIRE_MODE_* of the call */
+	int remote;    /* the result is kept by the worker */
+	int have;      /* the result is here */
+	int user_gone; /* dw_future_free was called */
+	int refs;      /* the user's, and the pending table's */
+	int err, errpid;
+	char *errmsg;
+	unsigned char *buf; /* payload holding the result */
+	size_t off, len;
+	pthread_cond_t cv;
+	struct dw_future *hnext;
+};
+
+struct dw_reply {
+	void *data;
+	size_t len;
+	int owned;
+	char err[512];
+	int failed;
+};
+
+/* ---- function registry ---- */
+
+struct fnent {
+	struct fnent *next;
+	dw_fn fn;
+	char name[];
+};
+
+static struct fnent *fns;
+static pthread_mutex_t fns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+DW_API int
+dw_register(const char *name, dw_fn fn)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (!fn || n == 0 || n > WIRE_NAME_MAX)
+		return DW_EINVAL;
+	pthread_mutex_lock(&fns_lock);
+	int err = DW_OK;
+	for (struct fnent *e = fns; e; e = e->next)
+		if (!strcmp(e->name, name))
+			err = e->fn == fn ? DW_OK : DW_EEXIST;
+	struct fnent *e = NULL;
+	if (err == DW_OK && !call_lookup(name, n) && !(e = malloc(sizeof *e + n + 1)))
+		err = DW_ENOMEM;
+	if (e) {
+		memcpy(e->name, name, n + 1);
+		e->fn = fn;
+		e->next = fns;
+		__atomic_store_n(&fns, e, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&fns_lock);
+	return err;
+}
+
+/* Lock-free: entries are only ever prepended. */
+dw_fn
+call_lookup(const char *name, size_t len)
+{
+	for (struct fnent *e = __atomic_load_n(&fns, __ATOMIC_ACQUIRE); e;
+	     e = e->next)
+		if (strlen(e->name) == len && !memcmp(e->name, name, len))
+			return e->fn;
+	return NULL;
+}
+
+/* ---- replies ---- */
+
+DW_API int
+dw_reply_set(dw_reply *r, const void *data, size_t len)
+{
+	void *p = malloc(len ? len : 1);
+	if (!p)
+		return DW_ENOMEM;
+	if (len)
+		memcpy(p, data, len);
+	return dw_reply_take(r, p, len);
+}
+
+DW_API int
+dw_reply_take(dw_reply *r, void *data, size_t len)
+{
+	if (r->owned)
+		free(r->data);
+	r->data = data;
+	r->len = len;
+	r->owned = 1;
+	return DW_OK;
+}
+
+DW_API int
+dw_reply_error(dw_reply *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	r->failed = 1;
+	return -1;
+}
+
+/* Runs a registered function; on failure *msg is set. */
+static int
+call_run(const struct wire_call *c, dw_reply *r)
+{
+	dw_fn fn = call_lookup(c->name, c->name_len);
+	memset(r, 0, sizeof *r);
+	if (!fn) {
+		snprintf(r->err, sizeof r->err,
+			 "function '%.*s' is not registered", (int)c->name_len,
+			 c->name);
+		return -1;
+	}
+	int rc = fn(c->arg, c->arg_len, r);
+	if (rc != 0 && !r->err[0])
+		snprintf(r->err, sizeof r->err, "function '%.*s' failed (%d)",
+			 (int)c->name_len, c->name, rc);
+	return rc != 0 ? -1 : 0;
+}
+
+/* ---- the pending table: call id -> future (rt.lock) ---- */
+
+static size_t
+fm_slot(const struct futmap *m, uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15u) >> 20) & (m->nb - 1);
+}
+
+static int
+fm_grow(struct futmap *m)
+{
+	size_t nb = m->nb ? m->nb * 2 : 1024;
+	struct dw_future **b = calloc(nb, sizeof *b);
+	if (!b)
+		return -1;
+	struct futmap nm = {b, nb, m->n};
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct dw_future *f = m->b[i], *n; f; f = n) {
+			n = f->hnext;
+			size_t s = fm_slot(&nm, f->id);
+			f->hnext = b[s];
+			b[s] = f;
+		}
+	free(m->b);
+	*m = nm;
+	return 0;
+}
+
+static int
+fm_put(struct futmap *m, struct dw_future *f)
+{
+	if (m->n + 1 > 2 * m->nb && fm_grow(m) < 0)
+		return -1;
+	size_t s = fm_slot(m, f->id);
+	f->hnext = m->b[s];
+	m->b[s] = f;
+	m->n++;
+	f->refs++;
+	return 0;
+}
+
+static struct dw_future *
+fm_take(struct futmap *m, uint64_t id)
+{
+	if (!m->nb)
+		return NULL;
+	for (struct dw_future **p = &m->b[fm_slot(m, id)]; *p;
+	     p = &(*p)->hnext) {
+		struct dw_future *f = *p;
+		if (f->id == id) {
+			*p = f->hnext;
+			m->n--;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* ---- futures ---- */
+
+static struct dw_future *
+fut_new(int pid, int mode)
+{
+	struct dw_future *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->pid = pid;
+	f->mode = mode;
+	f->refs = 1;
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->cv, &a);
+	pthread_condattr_destroy(&a);
+	return f;
+}
+
+/* Drops a reference (rt.lock held). */
+static void
+fut_unref(struct dw_future *f)
+{
+	if (--f->refs > 0)
+		return;
+	pthread_cond_destroy(&f->cv);
+	free(f->buf);
+	free(f->errmsg);
+	free(f);
+}
+
+static void
+fut_fail(struct dw_future *f, int err, int pid, const char *msg)
+{
+	f->state = F_FAILED;
+	f->err = err;
+	f->errpid = pid;
+	free(f->errmsg);
+	f->errmsg = strdup(msg);
+	f->op = OP_NONE;
+	pthread_cond_broadcast(&f->cv);
+}
+
+/* Waits while the future has an operation in flight (rt.lock held). */
+static int
+fut_wait_locked(struct dw_future *f, int timeout_ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	if (timeout_ms >= 0) {
+		dl.tv_sec += timeout_ms / 1000;
+		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L)
+			dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	}
+	while (f->op != OP_NONE) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&f->cv, &rt.lock);
+		else if (pthread_cond_timedwait(&f->cv, &rt.lock, &dl) != 0 &&
+			 f->op != OP_NONE)
+			return DW_ETIMEDOUT;
+	}
+	return DW_OK;
+}
+
+static int
+fut_result_err(struct dw_future *f)
+{
+	if (f->state != F_FAILED)
+		return DW_OK;
+	rt_set_err(f->errpid, "%s", f->errmsg ? f->errmsg : "failed");
+	return f->err;
+}
+
+/* ---- sending a call ---- */
+
+/* Registers f as pending under a new id and sends the frame. */
+static int
+call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
+{
+	size_t nl = fn ? strlen(fn) : 0;
+	if (nl == 0 || nl > WIRE_NAME_MAX)
+		return rt_set_err(0, "invalid function name"), DW_EINVAL;
+	if (len > WIRE_MAX_PAYLOAD - wire_call_prefix(nl))
+		return rt_set_err(0, "argument of %zu bytes is over the frame "
+				     "limit", len), DW_ETOOBIG;
+	int err;
+	struct conn *c = cl_conn_of(f->pid, &err);
+	if (!c)
+		return err;
+	unsigned char pre[4 + WIRE_NAME_MAX];
+	wire_put_call(pre, (uint8_t)f->mode, fn, nl);
+	pthread_mutex_lock(&rt.lock);
+	f->id = ++rt.next_call;
+	f->op = f->mode == WIRE_MODE_DO ? OP_NONE : OP_CALL;
+	if (f->op == OP_CALL && fm_put(&rt.pending, f) < 0) {
+		pthread_mutex_unlock(&rt.lock);
+		return DW_ENOMEM;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl),
+			    arg, len);
+	if (err == DW_OK)
+		return DW_OK;
+	pthread_mutex_lock(&rt.lock);
+	if (fm_take(&rt.pending, f->id))
+		f->refs--;
+	f->op = OP_NONE;
+	pthread_mutex_unlock(&rt.lock);
+	rt_set_err(f->pid, "worker %d has exited", f->pid);
+	return DW_EEXITED;
+}
+
+/* A call of this process to itself runs here, in the calling thread. */
+static int
+call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
+{
+	size_t nl = fn ? strlen(fn) : 0;
+	struct wire_call c = {.mode = (uint8_t)f->mode,
+			      .name_len = (uint16_t)nl,
+			      .name = fn,
+			      .arg = arg,
+			      .arg_len = len};
+	dw_reply r;
+	if (call_run(&c, &r) != 0) {
+		if (f->mode == WIRE_MODE_DO)
+			rt_log("process %d: %s", rt.myid, r.err);
+		free(r.owned ? r.data : NULL);
+		pthread_mutex_lock(&rt.lock);
+		fut_fail(f, DW_EREMOTE, rt.myid, r.err);
+		pthread_mutex_unlock(&rt.lock);
+		return DW_OK;
+	}
+	f->buf = r.data;
+	f->off = 0;
+	f->len = r.len;
+	f->have = 1;
+	f->state = F_READY;
+	return DW_OK;
+}
+
+static int
+call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
+	   dw_future **out)
+{
+	*out = NULL;
+	if (rt.role == RT_NONE)
+		return rt_set_err(0, "dw_init has not been called"),
+		       DW_ESTATE;
+	struct dw_future *f = fut_new(pid, mode);
+	if (!f)
+		return DW_ENOMEM;
+	int err = pid == rt.myid ? call_local(f, fn, arg, len)
+				 : call_send(f, fn, arg, len);
+	if (err != DW_OK) {
+		pthread_mutex_lock(&rt.lock);
+		fut_unref(f);
+		pthread_mutex_unlock(&rt.lock);
+		return err;
+	}
+	*out = f;
+	return DW_OK;
+}
+
+DW_API int
+dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
+	      dw_future **out)
+{
+	return call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
+}
+
+DW_API int
+dw_remotecall_wait(int pid, const char *fn, const void *arg, size_t len,
+		   dw_future **out)
+{
+	int err = call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
+	if (err == DW_OK && (err = dw_future_wait(*out)) != DW_OK) {
+		dw_future_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+DW_API int
+dw_remote_do(int pid, const char *fn, const void *arg, size_t len)
+{
+	dw_future *f;
+	int err = call_start(pid, WIRE_MODE_DO, fn, arg, len, &f);
+	if (err == DW_OK)
+		dw_future_free(f);
+	return err;
+}
+
+DW_API int
+dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
+			    size_t len, void **res, size_t *reslen,
+			    int timeout_ms)
+{
+	dw_future *f;
+	*res = NULL;
+	*reslen = 0;
+	int err = call_start(pid, WIRE_MODE_FETCH, fn, arg, len, &f);
+	if (err != DW_OK)
+		return err;
+	pthread_mutex_lock(&rt.lock);
+	err = fut_wait_locked(f, timeout_ms);
+	if (err == DW_ETIMEDOUT) {
+		if (fm_take(&rt.pending, f->id))
+			f->refs--;
+		f->op = OP_NONE;
+		rt_set_err(pid, "no result from process %d within %d ms", pid,
+			   timeout_ms);
+	} else if ((err = fut_result_err(f)) == DW_OK) {
+		*reslen = f->len;
+		if (f->off == 0) {
+			*res = f->buf;
+			f->buf = NULL;
+		} else if ((*res = malloc(f->len ? f->len : 1))) {
+			memcpy(*res, f->buf + f->off, f->len);
+		} else {
+			err = DW_ENOMEM;
+		}
+	}
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+DW_API int
+dw_remotecall_fetch(int pid, const char *fn, const void *arg, size_t len,
+		    void **res, size_t *reslen)
+{
+	return dw_remotecall_fetch_timeout(pid, fn, arg, len, res, reslen, -1);
+}
+
+DW_API int
+dw_future_wait_timeout(dw_future *f, int timeout_ms)
+{
+	pthread_mutex_lock(&rt.lock);
+	int err = fut_wait_locked(f, timeout_ms);
+	if (err == DW_ETIMEDOUT)
+		rt_set_err(f->pid, "process %d did not complete the call "
+				   "within %d ms",
+			   f->pid, timeout_ms);
+	else
+		err = fut_result_err(f);
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+DW_API int
+dw_future_wait(dw_future *f)
+{
+	return dw_future_wait_timeout(f, -1);
+}
+
+DW_API int
+dw_future_isready(dw_future *f)
+{
+	pthread_mutex_lock(&rt.lock);
+	int r = f->op == OP_NONE || (f->op == OP_FETCH);
+	pthread_mutex_unlock(&rt.lock);
+	return r;
+}
+
+/* Asks the worker for a kept result (rt.lock held; released to send). */
+static int
+fut_request_fetch(struct dw_future *f)
+{
+	int err;
+	f->op = OP_FETCH;
+	if (fm_put(&rt.pending, f) < 0) {
+		f->op = OP_NONE;
+		return DW_ENOMEM;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	struct conn *c = cl_conn_of(f->pid, &err);
+	if (c)
+		err = conn_send_msg(c, WIRE_FETCH, f->id, NULL, 0, NULL, 0);
+	pthread_mutex_lock(&rt.lock);
+	if (err != DW_OK && fm_take(&rt.pending, f->id)) {
+		f->refs--;
+		fut_fail(f, DW_EEXITED, f->pid, "worker has exited");
+	}
+	return DW_OK;
+}
+
+DW_API int
+dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
+			int timeout_ms)
+{
+	pthread_mutex_lock(&rt.lock);
+	int err = fut_wait_locked(f, timeout_ms);
+	if (err == DW_OK && f->state == F_READY && !f->have && f->remote &&
+	    f->op == OP_NONE) {
+		err = fut_request_fetch(f);
+		if (err == DW_OK)
+			err = fut_wait_locked(f, timeout_ms);
+	}
+	if (err == DW_ETIMEDOUT)
+		rt_set_err(f->pid, "no result from process %d within %d ms",
+			   f->pid, timeout_ms);
+	else if (err == DW_OK)
+		err = fut_result_err(f);
+	if (err == DW_OK) {
+		*res = f->buf ? f->buf + f->off : NULL;
+		*len = f->len;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+DW_API int
+dw_future_fetch(dw_future *f, const void **res, size_t *len)
+{
+	return dw_future_fetch_timeout(f, res, len, -1);
+}
+
+DW_API void
+dw_future_free(dw_future *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&rt.lock);
+	int drop = f->remote && !f->have && f->state == F_READY &&
+		   f->op == OP_NONE;
+	f->user_gone = 1;
+	int pid = f->pid;
+	uint64_t id = f->id;
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	int err;
+	struct conn *c = drop ? cl_conn_of(pid, &err) : NULL;
+	if (c)
+		conn_send_msg(c, WIRE_FREE, id, NULL, 0, NULL, 0);
+}
+
+/* ---- frames arriving at the caller: RESULT, DONE ---- */
+
+static void
+call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct dw_future *f = fm_take(&rt.pending, h->ref);
+	if (!f) { /* abandoned: timed out or freed */
+		pthread_mutex_unlock(&rt.lock);
+		if (h->type == WIRE_DONE)
+			conn_send_msg(c, WIRE_FREE, h->ref, NULL, 0, NULL, 0);
+		free(p);
+		return;
+	}
+	if (h->type == WIRE_DONE) {
+		f->state = F_READY;
+		f->remote = 1;
+	} else if (h->payload == 0 || p[0] != WIRE_OK) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer,
+			 h->payload > 1 ? (int)(h->payload - 1) : 0,
+			 h->payload > 1 ? (const char *)p + 1 : "");
+		fut_fail(f, DW_EREMOTE, c->peer, msg);
+	} else {
+		free(f->buf);
+		f->buf = p;
+		f->off = 1;
+		f->len = h->payload - 1;
+		f->have = 1;
+		f->state = F_READY;
+		f->remote = 0;
+		p = NULL;
+	}
+	int drop = h->type == WIRE_DONE && f->user_gone;
+	f->op = OP_NONE;
+	pthread_cond_broadcast(&f->cv);
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	if (drop)
+		conn_send_msg(c, WIRE_FREE, h->ref, NULL, 0, NULL, 0);
+	free(p);
+}
+
+/* Fails every operation pending on pid (rt.lock not held). */
+void
+call_fail_peer(int pid, int err, const char *msg)
+{
+	pthread_mutex_lock(&rt.lock);
+	for (size_t i = 0; i < rt.pending.nb; i++) {
+		struct dw_future **pp = &rt.pending.b[i];
+		while (*pp) {
+			struct dw_future *f = *pp;
+			if (f->pid != pid) {
+				pp = &f->hnext;
+				continue;
+			}
+			*pp = f->hnext;
+			rt.pending.n--;
+			fut_fail(f, err, pid, msg);
+			fut_unref(f);
+		}
+	}
+	pthread_mutex_unlock(&rt.lock);
+}
+
+void
+call_fail_all(void)
+{
+	pthread_mutex_lock(&rt.lock);
+	for (size_t i = 0; i < rt.pending.nb; i++)
+		while (rt.pending.b[i]) {
+			struct dw_future *f = rt.pending.b[i];
+			rt.pending.b[i] = f->hnext;
+			fut_fail(f, DW_EEXITED, f->pid, "the runtime has ended");
+			fut_unref(f);
+		}
+	rt.pending.n = 0;
+	free(rt.pending.b);
+	rt.pending.b = NULL;
+	rt.pending.nb = 0;
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* ---- frames arriving at the callee ---- */
+
+static void
+call_reply_error(struct conn *c, uint64_t id, const char *msg)
+{
+	unsigned char st = WIRE_ERROR;
+	conn_send_msg(c, WIRE_RESULT, id, &st, 1, msg, strlen(msg));
+}
+
+static void
+call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	char why[128];
+	struct job *j = malloc(sizeof *j);
+	if (!j || wire_parse_call(p, h->payload, &j->call, why, sizeof why)) {
+		if (j)
+			rt_log("process %d: malformed call from %d: %s",
+			       rt.myid, c->peer, why);
+		free(j);
+		free(p);
+		return;
+	}
+	j->next = NULL;
+	j->from = c;
+	j->id = h->ref;
+	j->payload = p;
+	pthread_mutex_lock(&rt.lock);
+	*rt.jobs_tail = j;
+	rt.jobs_tail = &j->next;
+	pthread_cond_broadcast(&rt.cv);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static void
+call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct kept *k = NULL;
+	for (struct kept **pp = &rt.kept; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == h->ref) {
+			k = *pp;
+			*pp = k->next;
+			break;
+		}
+	pthread_mutex_unlock(&rt.lock);
+	if (drop_only || !k) {
+		if (!drop_only)
+			call_reply_error(c, h->ref, "no result is kept for "
+						    "this call");
+		if (k)
+			free(k->data);
+		free(k);
+		return;
+	}
+	unsigned char st = WIRE_OK;
+	struct frame f;
+	frame_init(&f, WIRE_RESULT, h->ref, &st, 1, k->data, k->len, 1);
+	conn_send(c, &f, 0);
+	free(k);
+}
+
+void
+call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
+	      unsigned char *p)
+{
+	(void)arg;
+	if (rt.role == RT_MASTER) {
+		pthread_mutex_lock(&rt.lock);
+		struct worker *w = cl_find(c->peer);
+		if (w)
+			w->last_heard = rt_now_ms();
+		pthread_mutex_unlock(&rt.lock);
+	}
+	switch (h->type) {
+	case WIRE_RESULT:
+	case WIRE_DONE:
+		call_complete(c, h, p);
+		return;
+	case WIRE_CALL:
+		if (rt.role == RT_WORKER) {
+			call_enqueue(c, h, p);
+			return;
+		}
+		call_reply_error(c, h->ref, "process 1 does not serve calls");
+		break;
+	case WIRE_FETCH:
+	case WIRE_FREE:
+		call_fetch_kept(c, h, h->type == WIRE_FREE);
+		break;
+	case WIRE_PING:
+		conn_send_msg(c, WIRE_PONG, h->ref, p, h->payload, NULL, 0);
+		break;
+	case WIRE_PONG:
+		break;
+	case WIRE_EXIT:
+		pthread_mutex_lock(&rt.lock);
+		rt.exiting = 1;
+		pthread_cond_broadcast(&rt.cv);
+		pthread_mutex_unlock(&rt.lock);
+		break;
+	default:
+		rt_log("process %d: unexpected frame type %d from process %d; "
+		       "closing the connection",
+		       rt.myid, h->type, c->peer);
+		conn_close(c);
+	}
+	free(p);
+}
+
+/* ---- executors (worker side) ---- */
+
+static __thread int exec_interrupted;
+static volatile int interrupt_flag;
+
+DW_API int
+dw_interrupted(void)
+{
+	return __atomic_load_n(&interrupt_flag, __ATOMIC_RELAXED) ||
+	       exec_interrupted;
+}
+
+void call_note_interrupt(void);
+void
+call_note_interrupt(void)
+{
+	__atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELAXED);
+}
+
+static void
+exec_keep(struct job *j, dw_reply *r)
+{
+	struct kept *k = malloc(sizeof *k);
+	if (!k) {
+		call_reply_error(j->from, j->id, "out of memory keeping the "
+						 "result");
+		return;
+	}
+	k->id = j->id;
+	k->data = r->data;
+	k->len = r->len;
+	r->owned = 0;
+	pthread_mutex_lock(&rt.lock);
+	k->next = rt.kept;
+	rt.kept = k;
+	pthread_mutex_unlock(&rt.lock);
+	conn_send_msg(j->from, WIRE_DONE, j->id, NULL, 0, NULL, 0);
+}
+
+static void
+exec_job(struct job *j)
+{
+	dw_reply r;
+	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
+	int rc = call_run(&j->call, &r);
+	if (rc != 0) {
+		if (j->call.mode == WIRE_MODE_DO)
+			rt_log("worker %d: remote_do: %s", rt.myid, r.err);
+		else
+			call_reply_error(j->from, j->id, r.err);
+	} else if (j->call.mode == WIRE_MODE_FETCH) {
+		unsigned char st = WIRE_OK;
+		struct frame f;
+		frame_init(&f, WIRE_RESULT, j->id, &st, 1, r.data, r.len,
+			   r.owned);
+		r.owned = 0;
+		conn_send(j->from, &f, 0);
+	} else if (j->call.mode == WIRE_MODE_KEEP) {
+		exec_keep(j, &r);
+	}
+	if (r.owned)
+		free(r.data);
+	free(j->payload);
+	free(j);
+}
+
+static void *
+exec_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&rt.lock);
+		while (!rt.jobs && !rt.exiting)
+			pthread_cond_wait(&rt.cv, &rt.lock);
+		struct job *j = rt.jobs;
+		if (j) {
+			rt.jobs = j->next;
+			if (!rt.jobs)
+				rt.jobs_tail = &rt.jobs;
+		}
+		int stop = !j && rt.exiting;
+		pthread_mutex_unlock(&rt.lock);
+		if (stop)
+			return NULL;
+		exec_job(j);
+	}
+}
+
+int
+call_start_executors(int n)
+{
+	rt.jobs_tail = &rt.jobs;
+	rt.execs = calloc((size_t)n, sizeof *rt.execs);
+	if (!rt.execs)
+		return DW_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&rt.execs[i], NULL, exec_main, NULL) != 0)
+			return DW_ENOMEM;
+		rt.nexecs++;
+	}
+	return DW_OK;
+}

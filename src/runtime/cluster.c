@@ -1,0 +1,568 @@
+/*
+ * The process group: workers joining (connect and handshake), leaving,
+ * dying (EOF, reset, missed heartbeats), and the queries about it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+struct dw_launch {
+	const dw_manager *m;
+	int n;
+	int first_id;
+	int *joined;
+	int njoined;
+	int err;
+	char why[512];
+};
+
+struct worker *
+cl_find(int id)
+{
+	for (struct worker *w = rt.workers; w; w = w->next)
+		if (w->id == id)
+			return w;
+	return NULL;
+}
+
+struct conn *
+cl_conn_of(int pid, int *err)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct conn *c = NULL;
+	struct worker *w = rt.role == RT_MASTER ? cl_find(pid) : NULL;
+	if (rt.role == RT_WORKER && pid == 1)
+		c = rt.master;
+	else if (w && w->state == W_ACTIVE)
+		c = w->conn;
+	pthread_mutex_unlock(&rt.lock);
+	if (c)
+		return c;
+	if (w || (rt.role == RT_MASTER && pid > 1 && pid < rt.next_id)) {
+		*err = DW_EEXITED;
+		rt_set_err(pid, "worker %d has exited", pid);
+	} else {
+		*err = DW_ENOTFOUND;
+		rt_set_err(pid, "there is no process %d", pid);
+	}
+	return NULL;
+}
+
+/* ---- queries ---- */
+
+static int
+cl_list(int *ids, int max, int with_master)
+{
+	pthread_mutex_lock(&rt.lock);
+	int n = 0;
+	if (with_master) {
+		if (ids && n < max)
+			ids[n] = rt.myid ? rt.myid : 1;
+		n++;
+	}
+	int count = 0;
+	for (struct worker *w = rt.workers; w; w = w->next)
+		count += w->state == W_ACTIVE;
+	/* the list runs newest first: write ids in increasing order */
+	int k = n + count;
+	for (struct worker *w = rt.workers; w; w = w->next)
+		if (w->state == W_ACTIVE) {
+			k--;
+			if (ids && k < max)
+				ids[k] = w->id;
+		}
+	n += count;
+	pthread_mutex_unlock(&rt.lock);
+	return n;
+}
+
+DW_API int
+dw_myid(void)
+{
+	return rt.myid ? rt.myid : 1;
+}
+
+DW_API int
+dw_nprocs(void)
+{
+	return rt.role == RT_WORKER ? 0 : cl_list(NULL, 0, 1);
+}
+
+DW_API int
+dw_nworkers(void)
+{
+	int n = cl_list(NULL, 0, 0);
+	return n ? n : 1;
+}
+
+DW_API int
+dw_procs(int *ids, int max)
+{
+	return cl_list(ids, max, 1);
+}
+
+DW_API int
+dw_workers(int *ids, int max)
+{
+	int n = cl_list(ids, max, 0);
+	if (n)
+		return n;
+	if (ids && max > 0)
+		ids[0] = 1;
+	return 1;
+}
+
+/* ---- joining ---- */
+
+static int
+cl_wait_fd(int fd, short ev, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = rt_now_ms();
+		if (now >= deadline)
+			return -1;
+		struct pollfd p = {.fd = fd, .events = ev};
+		int r = poll(&p, 1, (int)(deadline - now));
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static int
+cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
+{
+	size_t done = 0;
+	while (done < n) {
+		if (cl_wait_fd(fd, wr ? POLLOUT : POLLIN, deadline) < 0)
+			return -2;
+		ssize_t r = wr ? send(fd, (char *)buf + done, n - done,
+				      MSG_NOSIGNAL)
+			       : recv(fd, (char *)buf + done, n - done, 0);
+		if (r == 0)
+			return -1;
+		if (r < 0 && errno != EINTR && errno != EAGAIN)
+			return -1;
+		done += r > 0 ? (size_t)r : 0;
+	}
+	return 0;
+}
+
+static int
+cl_connect(const char *host, int port, uint64_t deadline, char *why,
+	   size_t len)
+{
+	char ps[16];
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+	snprintf(ps, sizeof ps, "%d", port);
+	int e = getaddrinfo(host, ps, &hints, &ai);
+	if (e) {
+		snprintf(why, len, "cannot resolve '%s': %s", host,
+			 gai_strerror(e));
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC |
+					       SOCK_NONBLOCK, 0);
+	int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	if (rc < 0 && fd >= 0 && errno == EINPROGRESS &&
+	    cl_wait_fd(fd, POLLOUT, deadline) == 0) {
+		socklen_t sl = sizeof e;
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl);
+		rc = e ? -1 : 0;
+		errno = e;
+	}
+	if (rc < 0) {
+		snprintf(why, len, "cannot connect to %s:%d: %s", host, port,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+static int
+cl_check_ack(const struct wire_hello *a, char *why, size_t len)
+{
+	if (a->vmajor != WIRE_VERSION_MAJOR) {
+		snprintf(why, len,
+			 "protocol version mismatch: worker speaks %u.%u, "
+			 "master %u.%u",
+			 a->vmajor, a->vminor, WIRE_VERSION_MAJOR,
+			 WIRE_VERSION_MINOR);
+		return -1;
+	}
+	if (!wire_cookie_equal(a->cookie, a->cookie_len, rt.cookie,
+			       strlen(rt.cookie))) {
+		snprintf(why, len, "the worker presented a wrong cookie");
+		return -1;
+	}
+	return 0;
+}
+
+/* Master side of the handshake, on a blocking deadline. */
+static int
+cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
+	     char *why, size_t len)
+{
+	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
+			       .vminor = WIRE_VERSION_MINOR,
+			       .id = (uint32_t)id};
+	h.cookie_len = (uint8_t)strlen(rt.cookie);
+	memcpy(h.cookie, rt.cookie, h.cookie_len);
+	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
+	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, 0);
+	wire_put_hdr(buf, WIRE_HELLO, 0, (uint32_t)pl);
+	struct wire_hdr rh;
+	int r = cl_io_full(fd, buf, WIRE_HDR + pl, 1, deadline);
+	if (r == 0)
+		r = cl_io_full(fd, buf, WIRE_HDR, 0, deadline);
+	if (r < 0) {
+		snprintf(why, len, r == -2 ? "no handshake answer in time"
+					   : "the worker closed the "
+					     "connection during the handshake");
+		return -1;
+	}
+	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &rh, why, len) < 0)
+		return -1;
+	if (rh.type != WIRE_HELLO_ACK) {
+		snprintf(why, len, "expected a handshake answer, got frame "
+				   "type %u", rh.type);
+		return -1;
+	}
+	if (cl_io_full(fd, buf, rh.payload, 0, deadline) < 0) {
+		snprintf(why, len, "handshake answer cut short");
+		return -1;
+	}
+	if (wire_parse_hello(buf, rh.payload, 1, ack, why, len) < 0)
+		return -1;
+	return cl_check_ack(ack, why, len);
+}
+
+static struct fwd *
+cl_fwd(int fd, int wid, int is_err)
+{
+	if (fd < 0)
+		return NULL;
+	struct fwd *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->io_kind = IO_PIPE;
+	f->fd = fd;
+	f->wid = wid;
+	f->is_err = is_err;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (loop_add_fwd(f) != DW_OK) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static int
+cl_register(dw_launch *l, dw_worker_config *wc, int fd,
+	    const struct wire_hello *ack)
+{
+	struct worker *w = calloc(1, sizeof *w);
+	struct conn *c = w ? conn_new(fd, wc->id) : NULL;
+	if (!c) {
+		free(w);
+		return DW_ENOMEM;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	w->id = wc->id;
+	w->state = W_ACTIVE;
+	w->conn = c;
+	w->wc = *wc;
+	w->mgr = *l->m;
+	snprintf(w->addr, sizeof w->addr, "%s", ack->addr);
+	w->last_heard = rt_now_ms();
+	w->out = cl_fwd(wc->out_fd, wc->id, 0);
+	w->err = cl_fwd(wc->err_fd, wc->id, 1);
+	pthread_mutex_lock(&rt.lock);
+	w->next = rt.workers;
+	rt.workers = w;
+	pthread_mutex_unlock(&rt.lock);
+	loop_add_conn(c);
+	if (w->mgr.manage)
+		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_REGISTER);
+	l->joined[l->njoined++] = wc->id;
+	return DW_OK;
+}
+
+static void
+cl_discard(dw_launch *l, dw_worker_config *wc)
+{
+	if (l->m->kill)
+		l->m->kill(l->m->self, wc);
+	if (l->m->manage)
+		l->m->manage(l->m->self, wc, DW_MANAGE_FINALIZE);
+}
+
+DW_API int
+dw_launched(dw_launch *l, dw_worker_config *wc)
+{
+	char why[400] = "";
+	uint64_t deadline = rt_now_ms() + 10000;
+	int fd = wc->fd;
+	if (fd < 0)
+		fd = cl_connect(wc->host, wc->port, deadline, why, sizeof why);
+	struct wire_hello ack;
+	int err = DW_EPROTO;
+	if (fd >= 0 && cl_handshake(fd, wc->id, deadline, &ack, why,
+				    sizeof why) == 0)
+		err = cl_register(l, wc, fd, &ack);
+	else if (fd < 0)
+		err = DW_ECLOSED;
+	if (err == DW_OK)
+		return DW_OK;
+	if (fd >= 0)
+		close(fd);
+	if (strstr(why, "cookie"))
+		err = DW_EAUTH;
+	else if (strstr(why, "version"))
+		err = DW_EVERSION;
+	if (!l->why[0])
+		snprintf(l->why, sizeof l->why, "worker %d: %s", wc->id, why);
+	l->err = err;
+	cl_discard(l, wc);
+	return err;
+}
+
+DW_API int
+dw_launch_id(const dw_launch *l, int i)
+{
+	return i >= 0 && i < l->n ? l->first_id + i : -1;
+}
+
+DW_API const char *
+dw_launch_cookie(const dw_launch *l)
+{
+	(void)l;
+	return rt.cookie;
+}
+
+void
+cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
+{
+	if (l->why[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(l->why, sizeof l->why, fmt, ap);
+	va_end(ap);
+	l->err = err;
+}
+
+DW_API int
+dw_addprocs_with(const dw_manager *m, int n, int *ids)
+{
+	if (rt.role != RT_MASTER)
+		return rt_set_err(0, "only the master adds workers"), -DW_ESTATE;
+	if (n <= 0 || !m || !m->launch)
+		return rt_set_err(0, "nothing to launch"), -DW_EINVAL;
+	dw_launch l = {.m = m, .n = n};
+	if (!(l.joined = calloc((size_t)n, sizeof *l.joined)))
+		return -DW_ENOMEM;
+	pthread_mutex_lock(&rt.lock);
+	l.first_id = rt.next_id;
+	rt.next_id += n;
+	pthread_mutex_unlock(&rt.lock);
+	int err = m->launch(m->self, n, &l);
+	if (l.njoined == 0) {
+		rt_set_err(0, "%s", l.why[0] ? l.why : "no worker started");
+		free(l.joined);
+		return -(err != DW_OK ? err : (l.err ? l.err : DW_EIO));
+	}
+	if (l.njoined < n && l.why[0])
+		rt_set_err(0, "%d of %d workers started; %s", l.njoined, n,
+			   l.why);
+	for (int i = 0; ids && i < l.njoined; i++)
+		ids[i] = l.joined[i];
+	int got = l.njoined;
+	free(l.joined);
+	return got;
+}
+
+/* ---- leaving and dying ---- */
+
+void
+cl_worker_lost(struct worker *w, const char *why)
+{
+	pthread_mutex_lock(&rt.lock);
+	int state = w->state;
+	w->state = W_GONE;
+	pthread_mutex_unlock(&rt.lock);
+	if (state == W_GONE)
+		return;
+	if (state == W_ACTIVE)
+		rt_log("worker %d lost: %s", w->id, why);
+	if (w->conn->fd >= 0 && rt.epfd >= 0)
+		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, w->conn->fd, NULL);
+	conn_close(w->conn);
+	char msg[300];
+	snprintf(msg, sizeof msg, "worker %d has exited (%s)", w->id, why);
+	call_fail_peer(w->id, DW_EEXITED, msg);
+	if (state == W_ACTIVE && w->mgr.kill)
+		w->mgr.kill(w->mgr.self, &w->wc);
+	if (w->mgr.manage)
+		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_FINALIZE);
+	pthread_mutex_lock(&rt.lock);
+	pthread_cond_broadcast(&rt.cv);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+void
+cl_heartbeat(void)
+{
+	uint64_t now = rt_now_ms();
+	struct worker *dead[64];
+	int nd = 0;
+	pthread_mutex_lock(&rt.lock);
+	for (struct worker *w = rt.workers; w; w = w->next) {
+		if (w->state != W_ACTIVE)
+			continue;
+		if (now - w->last_heard > (uint64_t)rt.opts.heartbeat_timeout_ms &&
+		    nd < 64)
+			dead[nd++] = w;
+		else
+			conn_send_msg(w->conn, WIRE_PING, now, NULL, 0, NULL,
+				      0);
+	}
+	pthread_mutex_unlock(&rt.lock);
+	for (int i = 0; i < nd; i++) {
+		char why[96];
+		snprintf(why, sizeof why, "no answer to heartbeats for %d ms",
+			 rt.opts.heartbeat_timeout_ms);
+		cl_worker_lost(dead[i], why);
+	}
+}
+
+static int
+cl_all_gone(const int *ids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct worker *w = cl_find(ids[i]);
+		if (w && w->state != W_GONE)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+cl_wait_gone(const int *ids, int n, int timeout_ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L)
+		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&rt.lock);
+	while (!cl_all_gone(ids, n))
+		if (pthread_cond_timedwait(&rt.cv, &rt.lock, &dl) != 0)
+			break;
+	pthread_mutex_unlock(&rt.lock);
+}
+
+DW_API int
+dw_rmprocs(const int *ids, int n, int timeout_ms)
+{
+	int err = DW_OK;
+	if (timeout_ms <= 0)
+		timeout_ms = 10000;
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&rt.lock);
+		struct worker *w = cl_find(ids[i]);
+		int ok = w && w->state == W_ACTIVE;
+		if (ok)
+			w->state = W_LEAVING;
+		pthread_mutex_unlock(&rt.lock);
+		if (!ok) {
+			if (!w)
+				err = DW_ENOTFOUND;
+			continue;
+		}
+		if (w->mgr.manage)
+			w->mgr.manage(w->mgr.self, &w->wc,
+				      DW_MANAGE_DEREGISTER);
+		conn_send_msg(w->conn, WIRE_EXIT, 0, NULL, 0, NULL, 0);
+	}
+	cl_wait_gone(ids, n, timeout_ms);
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&rt.lock);
+		struct worker *w = cl_find(ids[i]);
+		int late = w && w->state == W_LEAVING;
+		if (late)
+			w->state = W_ACTIVE; /* so that it gets killed */
+		pthread_mutex_unlock(&rt.lock);
+		if (late)
+			cl_worker_lost(w, "did not exit when removed");
+	}
+	if (err != DW_OK)
+		rt_set_err(0, "some ids were not workers");
+	return err;
+}
+
+DW_API int
+dw_interrupt(const int *ids, int n)
+{
+	int err = DW_OK;
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&rt.lock);
+		struct worker *w = cl_find(ids[i]);
+		int ok = w && w->state == W_ACTIVE;
+		pthread_mutex_unlock(&rt.lock);
+		if (!ok)
+			err = DW_ENOTFOUND;
+		else if (w->mgr.manage)
+			w->mgr.manage(w->mgr.self, &w->wc,
+				      DW_MANAGE_INTERRUPT);
+	}
+	return err;
+}
+
+/* Removes every worker, stops the I/O thread, frees everything. */
+void
+cl_shutdown(void)
+{
+	int ids[1024];
+	int n = cl_list(ids, 1024, 0);
+	if (n > 1024)
+		n = 1024;
+	if (n)
+		dw_rmprocs(ids, n, 5000);
+	loop_stop();
+	call_fail_all();
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = rt.workers, *nx;
+	rt.workers = NULL;
+	pthread_mutex_unlock(&rt.lock);
+	for (; w; w = nx) {
+		nx = w->next;
+		conn_free(w->conn);
+		struct fwd *fs[2] = {w->out, w->err};
+		for (int i = 0; i < 2; i++) {
+			if (fs[i] && fs[i]->fd >= 0)
+				close(fs[i]->fd);
+			free(fs[i]);
+		}
+		free(w);
+	}
+}

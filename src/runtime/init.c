@@ -1,0 +1,209 @@
+/* dw_init, dw_finalize, and the runtime's small shared utilities. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+struct rt rt = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cv = PTHREAD_COND_INITIALIZER,
+	.epfd = -1,
+	.evfd = -1,
+	.tfd = -1,
+};
+
+static __thread char err_msg[600];
+static __thread int err_pid;
+
+uint64_t
+rt_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void
+rt_set_err(int pid, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+	va_end(ap);
+	err_pid = pid;
+}
+
+void
+rt_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("dwork: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+DW_API const char *
+dw_errmsg(void)
+{
+	return err_msg;
+}
+
+DW_API int
+dw_errpid(void)
+{
+	return err_pid;
+}
+
+/* "N" (1..4096) or "auto"; -1 when invalid. */
+static int
+init_parse_procs(const char *s)
+{
+	if (!strcmp(s, "auto")) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		return n > 0 ? (int)n : 1;
+	}
+	char *end;
+	errno = 0;
+	long n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 0 || n > 4096 ||
+	    !isdigit((unsigned char)s[0]))
+		return -1;
+	return (int)n;
+}
+
+/* Takes -p N, --procs N, --procs=N out of argv. */
+static int
+init_take_procs(int *argc, char ***argv, int *procs)
+{
+	char **v = *argv;
+	int j = 1;
+	for (int i = 1; i < *argc; i++) {
+		const char *val = NULL;
+		if ((!strcmp(v[i], "-p") || !strcmp(v[i], "--procs")) &&
+		    i + 1 < *argc)
+			val = v[++i];
+		else if (!strncmp(v[i], "--procs=", 8))
+			val = v[i] + 8;
+		else {
+			v[j++] = v[i];
+			continue;
+		}
+		if ((*procs = init_parse_procs(val)) < 0) {
+			rt_set_err(0, "-p '%s' is not valid: expected a count "
+				      "from 0 to 4096 or 'auto'",
+				   val);
+			return DW_EINVAL;
+		}
+	}
+	v[j] = NULL;
+	*argc = j;
+	return DW_OK;
+}
+
+static void
+init_cookie(void)
+{
+	unsigned char r[16];
+	if (getrandom(r, sizeof r, 0) != sizeof r) {
+		uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+		memcpy(r, &t, 8);
+		memcpy(r + 8, &t, 8);
+	}
+	for (int i = 0; i < 16; i++)
+		snprintf(rt.cookie + 2 * i, 3, "%02x", r[i]);
+}
+
+static void
+init_defaults(const dw_options *o)
+{
+	if (o)
+		rt.opts = *o;
+	if (rt.opts.executors <= 0)
+		rt.opts.executors = 1;
+	if (rt.opts.heartbeat_ms <= 0)
+		rt.opts.heartbeat_ms = 1000;
+	if (rt.opts.heartbeat_timeout_ms <= 0)
+		rt.opts.heartbeat_timeout_ms = 10000;
+	if (!rt.opts.bind_addr)
+		rt.opts.bind_addr = "127.0.0.1";
+}
+
+static void
+init_atexit(void)
+{
+	dw_finalize();
+}
+
+static int
+init_procs(int *argc, char ***argv, int *procs)
+{
+	const char *env = getenv("DWORK_PROCS");
+	if (env && (*procs = init_parse_procs(env)) < 0) {
+		rt_set_err(0, "DWORK_PROCS='%s' is not valid: expected a count "
+			      "from 0 to 4096 or 'auto'",
+			   env);
+		return DW_EINVAL;
+	}
+	if (argc && argv && *argv)
+		return init_take_procs(argc, argv, procs);
+	return DW_OK;
+}
+
+DW_API int
+dw_init_opts(int *argc, char ***argv, const dw_options *opts)
+{
+	if (argc && argv && *argv && worker_is_worker(*argc, *argv))
+		exit(worker_main(argc, argv));
+	if (rt.role != RT_NONE)
+		return rt_set_err(0, "dw_init was already called"), DW_ESTATE;
+	init_defaults(opts);
+	int procs = rt.opts.procs;
+	int err = init_procs(argc, argv, &procs);
+	if (err != DW_OK) {
+		fprintf(stderr, "dwork: %s\n", dw_errmsg());
+		return err;
+	}
+	init_cookie();
+	rt.role = RT_MASTER;
+	rt.myid = 1;
+	rt.next_id = 2;
+	if ((err = loop_start()) != DW_OK) {
+		rt.role = RT_NONE;
+		return err;
+	}
+	static int registered;
+	if (!registered++)
+		atexit(init_atexit);
+	if (procs > 0 && dw_addprocs(procs, NULL, NULL) < 0) {
+		fprintf(stderr, "dwork: starting %d workers failed: %s\n",
+			procs, dw_errmsg());
+		return DW_EIO;
+	}
+	return DW_OK;
+}
+
+DW_API int
+dw_init(int *argc, char ***argv)
+{
+	return dw_init_opts(argc, argv, NULL);
+}
+
+DW_API int
+dw_finalize(void)
+{
+	if (rt.role != RT_MASTER)
+		return DW_OK;
+	cl_shutdown();
+	rt.role = RT_NONE;
+	rt.myid = 0;
+	return DW_OK;
+}

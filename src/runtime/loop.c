@@ -1,0 +1,259 @@
+/*
+ * The I/O thread: owns every socket through one epoll.  It never runs
+ * user code and never waits on it, so heartbeats and results are answered
+ * even while executors are busy.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+struct iocmd {
+	struct iocmd *next;
+	void (*fn)(void *);
+	void *arg;
+	int done;
+};
+
+static int ev_tag = IO_EVENT, tm_tag = IO_TIMER;
+
+void
+loop_wake(void)
+{
+	uint64_t one = 1;
+	ssize_t w = write(rt.evfd, &one, sizeof one);
+	(void)w;
+}
+
+void
+loop_run(void (*fn)(void *), void *arg)
+{
+	if (pthread_equal(pthread_self(), rt.io) || !rt.io_running) {
+		fn(arg);
+		return;
+	}
+	struct iocmd c = {.fn = fn, .arg = arg};
+	pthread_mutex_lock(&rt.lock);
+	c.next = rt.cmds;
+	rt.cmds = &c;
+	loop_wake();
+	while (!c.done)
+		pthread_cond_wait(&rt.cv, &rt.lock);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static void
+loop_commands(void)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct iocmd *c = rt.cmds;
+	rt.cmds = NULL;
+	pthread_mutex_unlock(&rt.lock);
+	while (c) {
+		struct iocmd *n = c->next;
+		c->fn(c->arg);
+		pthread_mutex_lock(&rt.lock);
+		c->done = 1;
+		pthread_cond_broadcast(&rt.cv);
+		pthread_mutex_unlock(&rt.lock);
+		c = n;
+	}
+}
+
+int
+loop_add_conn(struct conn *c)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+	pthread_mutex_lock(&c->wlock);
+	c->epfd = rt.epfd;
+	int rc = epoll_ctl(rt.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+	pthread_mutex_unlock(&c->wlock);
+	return rc == 0 ? DW_OK : dw_err_from_errno(errno);
+}
+
+int
+loop_add_fwd(struct fwd *f)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = f};
+	return epoll_ctl(rt.epfd, EPOLL_CTL_ADD, f->fd, &ev) == 0
+		       ? DW_OK
+		       : dw_err_from_errno(errno);
+}
+
+/* Prints complete lines as "From worker N: ..." (partial lines wait). */
+static void
+fwd_lines(struct fwd *f, int flush)
+{
+	FILE *out = f->is_err ? stderr : stdout;
+	size_t start = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->buf[i] != '\n')
+			continue;
+		fprintf(out, "From worker %d: %.*s\n", f->wid, (int)(i - start),
+			f->buf + start);
+		start = i + 1;
+	}
+	if ((flush || start == 0) && f->n == sizeof f->buf && start == 0) {
+		fprintf(out, "From worker %d: %.*s\n", f->wid, (int)f->n,
+			f->buf);
+		start = f->n;
+	}
+	if (flush && start < f->n) {
+		fprintf(out, "From worker %d: %.*s\n", f->wid,
+			(int)(f->n - start), f->buf + start);
+		start = f->n;
+	}
+	memmove(f->buf, f->buf + start, f->n - start);
+	f->n -= start;
+	fflush(out);
+}
+
+static void
+fwd_readable(struct fwd *f)
+{
+	ssize_t r = read(f->fd, f->buf + f->n, sizeof f->buf - f->n);
+	if (r > 0) {
+		f->n += (size_t)r;
+		fwd_lines(f, 0);
+		return;
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	fwd_lines(f, 1);
+	epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
+	close(f->fd);
+	f->fd = -1;
+}
+
+static void
+loop_conn_event(struct conn *c, uint32_t events)
+{
+	char why[256] = "connection closed";
+	if (events & EPOLLOUT && conn_flush(c) < 0)
+		snprintf(why, sizeof why, "write failed");
+	else if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	else if (conn_read(c, call_on_frame, NULL, why, sizeof why) == 0)
+		return;
+	if (c->fd >= 0)
+		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (rt.role == RT_WORKER) {
+		conn_close(c);
+		pthread_mutex_lock(&rt.lock);
+		if (!rt.exiting)
+			rt_log("worker %d: link to the master lost (%s); "
+			       "exiting",
+			       rt.myid, why);
+		rt.exiting = 1;
+		pthread_cond_broadcast(&rt.cv);
+		pthread_mutex_unlock(&rt.lock);
+		return;
+	}
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(c->peer);
+	pthread_mutex_unlock(&rt.lock);
+	if (w)
+		cl_worker_lost(w, why);
+	else
+		conn_close(c);
+}
+
+static void
+loop_timer(void)
+{
+	uint64_t n;
+	ssize_t r = read(rt.tfd, &n, sizeof n);
+	(void)r;
+	if (rt.role == RT_MASTER)
+		cl_heartbeat();
+}
+
+static void
+loop_event(struct epoll_event *e)
+{
+	int kind = *(int *)e->data.ptr;
+	if (kind == IO_EVENT) {
+		uint64_t n;
+		ssize_t r = read(rt.evfd, &n, sizeof n);
+		(void)r;
+	} else if (kind == IO_TIMER) {
+		loop_timer();
+	} else if (kind == IO_PIPE) {
+		fwd_readable(e->data.ptr);
+	} else {
+		loop_conn_event(e->data.ptr, e->events);
+	}
+}
+
+static void *
+loop_main(void *arg)
+{
+	(void)arg;
+	struct epoll_event evs[64];
+	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
+		int n = epoll_wait(rt.epfd, evs, 64, -1);
+		for (int i = 0; i < n; i++)
+			loop_event(&evs[i]);
+		loop_commands();
+	}
+	return NULL;
+}
+
+static int
+loop_timer_start(void)
+{
+	int ms = rt.opts.heartbeat_ms;
+	struct itimerspec its = {
+		.it_interval = {ms / 1000, (long)(ms % 1000) * 1000000L},
+		.it_value = {ms / 1000, (long)(ms % 1000) * 1000000L},
+	};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tm_tag};
+	if (timerfd_settime(rt.tfd, 0, &its, NULL) < 0 ||
+	    epoll_ctl(rt.epfd, EPOLL_CTL_ADD, rt.tfd, &ev) < 0)
+		return dw_err_from_errno(errno);
+	return DW_OK;
+}
+
+int
+loop_start(void)
+{
+	rt.epfd = epoll_create1(EPOLL_CLOEXEC);
+	rt.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rt.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (rt.epfd < 0 || rt.evfd < 0 || rt.tfd < 0)
+		return dw_err_from_errno(errno);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ev_tag};
+	if (epoll_ctl(rt.epfd, EPOLL_CTL_ADD, rt.evfd, &ev) < 0)
+		return dw_err_from_errno(errno);
+	int err = loop_timer_start();
+	if (err != DW_OK)
+		return err;
+	rt.stop = 0;
+	if (pthread_create(&rt.io, NULL, loop_main, NULL) != 0)
+		return DW_ENOMEM;
+	rt.io_running = 1;
+	return DW_OK;
+}
+
+void
+loop_stop(void)
+{
+	if (rt.io_running) {
+		__atomic_store_n(&rt.stop, 1, __ATOMIC_RELEASE);
+		loop_wake();
+		pthread_join(rt.io, NULL);
+		rt.io_running = 0;
+	}
+	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd};
+	for (int i = 0; i < 3; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}

@@ -1,0 +1,131 @@
+/* Runtime internals shared by the files of src/runtime. */
+#ifndef DW_RUNTIME_RT_H
+#define DW_RUNTIME_RT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dwork/dwork.h>
+
+#include "runtime/conn.h"
+
+enum rt_role { RT_NONE = 0, RT_MASTER = 1, RT_WORKER = 2 };
+enum worker_state { W_ACTIVE = 1, W_LEAVING, W_GONE };
+
+/* Forwarding of a worker's stdout or stderr, line by line. */
+struct fwd {
+	int io_kind; /* IO_PIPE */
+	int fd;
+	int wid;
+	int is_err;
+	size_t n;
+	char buf[4096];
+};
+
+struct worker {
+	int id;
+	int state;
+	struct conn *conn;
+	dw_worker_config wc;
+	dw_manager mgr;
+	char addr[256];       /* where it listens, for worker-to-worker */
+	uint64_t last_heard;  /* ms, monotonic */
+	struct fwd *out, *err;
+	struct worker *next;
+};
+
+struct futmap {
+	struct dw_future **b;
+	size_t nb, n;
+};
+
+/* A call received by a worker, waiting for an executor. */
+struct job {
+	struct job *next;
+	struct conn *from;
+	uint64_t id;
+	struct wire_call call;
+	unsigned char *payload;
+};
+
+struct kept {
+	struct kept *next;
+	uint64_t id;
+	void *data;
+	size_t len;
+};
+
+struct rt {
+	pthread_mutex_t lock; /* everything below unless said otherwise */
+	pthread_cond_t cv;    /* workers joining/leaving, jobs, stop */
+	int role;
+	int myid;
+	dw_options opts;
+	char cookie[WIRE_COOKIE_MAX + 1];
+	struct worker *workers;
+	int next_id;
+	struct conn *master; /* worker: the link to the master */
+	char my_addr[256];   /* worker: its listen address */
+	/* I/O thread */
+	pthread_t io;
+	int io_running;
+	int epfd, evfd, tfd;
+	int stop; /* the I/O thread should end */
+	struct iocmd *cmds;
+	/* calls */
+	struct futmap pending;
+	uint64_t next_call;
+	/* worker side */
+	struct job *jobs, **jobs_tail;
+	struct kept *kept;
+	pthread_t *execs;
+	int nexecs;
+	int exiting;
+};
+
+extern struct rt rt;
+
+uint64_t rt_now_ms(void);
+void rt_set_err(int pid, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* loop.c: the I/O thread */
+int loop_start(void);
+void loop_stop(void);
+/* Runs fn(arg) on the I/O thread and waits for it (fork happens there so
+ * PR_SET_PDEATHSIG follows the thread that lives as long as the process). */
+void loop_run(void (*fn)(void *), void *arg);
+int loop_add_conn(struct conn *c);
+int loop_add_fwd(struct fwd *f);
+void loop_wake(void);
+
+/* cluster.c */
+struct worker *cl_find(int id);           /* lock held */
+struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
+void cl_worker_lost(struct worker *w, const char *why);
+void cl_heartbeat(void);
+void cl_shutdown(void);
+/* Records why a launch failed, unless a reason is already there. */
+void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* call.c */
+void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
+		   unsigned char *payload);
+void call_fail_peer(int pid, int err, const char *msg);
+void call_fail_all(void);
+int call_start_executors(int n);
+void call_stop_executors(void);
+dw_fn call_lookup(const char *name, size_t len);
+
+/* worker.c */
+int worker_main(int *argc, char ***argv);
+int worker_is_worker(int argc, char **argv);
+
+/* managers/local.c */
+extern const dw_manager local_manager_template;
+int local_set_options(const dw_local_options *o);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * Wire protocol: frames and the handshake (docs/wire-protocol.md).  Pure
+ * encoding and decoding, no I/O, so that the decoder can be fuzzed.
+ */
+#ifndef DW_RUNTIME_WIRE_H
+#define DW_RUNTIME_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_VERSION_MAJOR 1
+#define WIRE_VERSION_MINOR 0
+#define WIRE_MAGIC "DWRK"
+#define WIRE_HDR 16u                    /* bytes of a frame header */
+#define WIRE_MAX_PAYLOAD (1u << 30)     /* default payload limit: 1 GiB */
+#define WIRE_HELLO_MAX 1024u            /* handshake frames are small */
+#define WIRE_COOKIE_MAX 64u
+#define WIRE_NAME_MAX 255u              /* function names */
+
+enum wire_type {
+	WIRE_HELLO = 1,     /* master → worker: version, id, cookie */
+	WIRE_HELLO_ACK = 2, /* worker → master: version, pid, cookie, addr */
+	WIRE_CALL = 3,      /* run a function (ref = call id) */
+	WIRE_RESULT = 4,    /* a call's result or error (ref = call id) */
+	WIRE_DONE = 5,      /* a kept call has run (ref = call id) */
+	WIRE_FETCH = 6,     /* send a kept result, then drop it */
+	WIRE_FREE = 7,      /* drop a kept result */
+	WIRE_PING = 8,      /* heartbeat; answered by PONG */
+	WIRE_PONG = 9,
+	WIRE_EXIT = 10,     /* the worker is removed: exit */
+	WIRE_TYPE_MAX = 10,
+};
+
+enum wire_call_mode {
+	WIRE_MODE_FETCH = 1, /* reply RESULT with the data */
+	WIRE_MODE_KEEP = 2,  /* keep the result, reply DONE (or RESULT error) */
+	WIRE_MODE_DO = 3,    /* no reply */
+};
+
+enum wire_status { WIRE_OK = 0, WIRE_ERROR = 1 };
+
+struct wire_hdr {
+	uint32_t payload; /* bytes after the 16-byte header */
+	uint8_t type;
+	uint8_t flags;
+	uint64_t ref;
+};
+
+/* Writes a 16-byte header for a payload of `payload` bytes. */
+void wire_put_hdr(unsigned char *p, uint8_t type, uint64_t ref,
+		  uint32_t payload);
+
+/* Decodes and checks a header against max_payload: returns 0, or -1 with
+ * the reason in why (length too small, too large, reserved bits, unknown
+ * type). */
+int wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
+		   struct wire_hdr *h, char *why, size_t whylen);
+
+struct wire_hello {
+	uint16_t vmajor, vminor;
+	uint32_t id;  /* HELLO: the worker's id; ACK: its pid */
+	uint8_t cookie_len;
+	char cookie[WIRE_COOKIE_MAX + 1];
+	char addr[256]; /* ACK: the worker's listen address host:port */
+};
+
+/* Encodes a HELLO or HELLO_ACK payload into p (WIRE_HELLO_MAX bytes);
+ * returns its length. */
+size_t wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack);
+/* Decodes one; returns 0 or -1 with the reason. */
+int wire_parse_hello(const unsigned char *p, size_t len, int ack,
+		     struct wire_hello *h, char *why, size_t whylen);
+
+/* Constant-time comparison of two cookies (lengths are not secret). */
+int wire_cookie_equal(const char *a, size_t alen, const char *b, size_t blen);
+
+/* A CALL payload's fixed part: mode, name; args follow. */
+struct wire_call {
+	uint8_t mode;
+	uint16_t name_len;
+	const char *name; /* not NUL-terminated, points into the payload */
+	const unsigned char *arg;
+	size_t arg_len;
+};
+/* Bytes of a CALL payload before the args. */
+size_t wire_call_prefix(size_t name_len);
+void wire_put_call(unsigned char *p, uint8_t mode, const char *name,
+		   size_t name_len);
+int wire_parse_call(const unsigned char *p, size_t len, struct wire_call *c,
+		    char *why, size_t whylen);
+
+/* Little-endian helpers. */
+static inline void
+wire_put_u16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void
+wire_put_u32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void
+wire_put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint16_t
+wire_get_u16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t
+wire_get_u32(const unsigned char *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline uint64_t
+wire_get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * A worker's life: read the cookie from stdin, listen, print the address
+ * line, authenticate the master, serve calls until told to exit or the
+ * master goes away.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+#define WORKER_FLAG "--dwork-worker"
+
+int
+worker_is_worker(int argc, char **argv)
+{
+	return argc > 1 && strcmp(argv[1], WORKER_FLAG) == 0;
+}
+
+static void
+worker_die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "dwork worker: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* The cookie is the first line of stdin. */
+static void
+worker_read_cookie(void)
+{
+	size_t n = 0;
+	struct pollfd p = {.fd = 0, .events = POLLIN};
+	while (n < WIRE_COOKIE_MAX) {
+		if (poll(&p, 1, 10000) <= 0)
+			worker_die("%s", "no cookie on stdin within 10 s");
+		char ch;
+		ssize_t r = read(0, &ch, 1);
+		if (r <= 0)
+			worker_die("%s", "stdin closed before the cookie");
+		if (ch == '\n')
+			break;
+		rt.cookie[n++] = ch;
+	}
+	rt.cookie[n] = 0;
+	if (n == 0)
+		worker_die("%s", "empty cookie on stdin");
+}
+
+static int
+worker_listen(const char *bind_addr)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE},
+			*ai = NULL;
+	if (getaddrinfo(bind_addr, "0", &hints, &ai) != 0)
+		worker_die("cannot resolve bind address '%s'", bind_addr);
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+	    listen(fd, 16) < 0)
+		worker_die("cannot listen on '%s'", bind_addr);
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port,
+		    sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(rt.my_addr, sizeof rt.my_addr,
+		 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+	return fd;
+}
+
+static int
+worker_read_full(int fd, void *buf, size_t n, int ms)
+{
+	size_t done = 0;
+	while (done < n) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, ms) <= 0)
+			return -1;
+		ssize_t r = recv(fd, (char *)buf + done, n - done, 0);
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static void
+worker_send_ack(int fd)
+{
+	struct wire_hello a = {.vmajor = WIRE_VERSION_MAJOR,
+			       .vminor = WIRE_VERSION_MINOR,
+			       .id = (uint32_t)getpid()};
+	a.cookie_len = (uint8_t)strlen(rt.cookie);
+	memcpy(a.cookie, rt.cookie, a.cookie_len);
+	snprintf(a.addr, sizeof a.addr, "%s", rt.my_addr);
+	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
+	size_t pl = wire_put_hello(buf + WIRE_HDR, &a, 1);
+	wire_put_hdr(buf, WIRE_HELLO_ACK, 0, (uint32_t)pl);
+	ssize_t w = send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+	(void)w;
+}
+
+/* Checks a connecting peer's HELLO; returns 0 when it is our master. */
+static int
+worker_check_hello(int fd, struct wire_hello *h)
+{
+	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
+	struct wire_hdr wh;
+	char why[200] = "connection closed during the handshake";
+	if (worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
+	    wire_parse_hdr(buf, WIRE_HELLO_MAX, &wh, why, sizeof why) == 0) {
+		if (wh.type != WIRE_HELLO)
+			snprintf(why, sizeof why, "first frame is type %u, "
+						  "not a handshake",
+				 wh.type);
+		else if (worker_read_full(fd, buf, wh.payload, 10000) < 0)
+			snprintf(why, sizeof why, "handshake cut short");
+		else if (wire_parse_hello(buf, wh.payload, 0, h, why,
+					  sizeof why) == 0) {
+			if (h->vmajor != WIRE_VERSION_MAJOR) {
+				snprintf(why, sizeof why,
+					 "protocol version %u.%u, this worker "
+					 "speaks %u.%u",
+					 h->vmajor, h->vminor,
+					 WIRE_VERSION_MAJOR, WIRE_VERSION_MINOR);
+				worker_send_ack(fd); /* so it can say why */
+			} else if (!wire_cookie_equal(h->cookie, h->cookie_len,
+						      rt.cookie,
+						      strlen(rt.cookie))) {
+				snprintf(why, sizeof why, "wrong cookie");
+			} else {
+				return 0;
+			}
+		}
+	}
+	fprintf(stderr, "dwork worker: rejected a connection: %s\n", why);
+	return -1;
+}
+
+/* Waits for the master; gives up when stdin (the master's pipe) closes
+ * or after 60 s. */
+static int
+worker_accept_master(int lfd, struct wire_hello *h)
+{
+	for (;;) {
+		struct pollfd p[2] = {{.fd = lfd, .events = POLLIN},
+				      {.fd = 0, .events = POLLIN}};
+		int r = poll(p, 2, 60000);
+		if (r == 0)
+			worker_die("%s", "no master connected within 60 s");
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (p[1].revents) {
+			char ch;
+			if (read(0, &ch, 1) <= 0)
+				exit(0); /* the master is gone */
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (worker_check_hello(fd, h) == 0)
+			return fd;
+		close(fd);
+	}
+}
+
+void call_note_interrupt(void);
+
+static void
+worker_on_sigint(int sig)
+{
+	(void)sig;
+	call_note_interrupt();
+}
+
+/* Removes the runtime's own arguments; returns the bind address. */
+static const char *
+worker_args(int *argc, char ***argv, int *execs)
+{
+	const char *bind = "127.0.0.1";
+	char **v = *argv;
+	int j = 1;
+	for (int i = 2; i < *argc; i++) {
+		if (!strcmp(v[i], "--dwork-bind") && i + 1 < *argc)
+			bind = v[++i];
+		else if (!strcmp(v[i], "--dwork-executors") && i + 1 < *argc)
+			*execs = atoi(v[++i]);
+		else
+			v[j++] = v[i];
+	}
+	v[j] = NULL;
+	*argc = j;
+	return bind;
+}
+
+int
+worker_main(int *argc, char ***argv)
+{
+	int execs = 1;
+	const char *bind = worker_args(argc, argv, &execs);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	worker_read_cookie();
+	int lfd = worker_listen(bind);
+	printf("dwork-worker-address %s\n", rt.my_addr);
+	fflush(stdout);
+	struct wire_hello h;
+	int fd = worker_accept_master(lfd, &h);
+	close(lfd);
+	rt.myid = (int)h.id;
+	rt.role = RT_WORKER;
+	worker_send_ack(fd);
+	signal(SIGINT, worker_on_sigint);
+	rt.master = conn_new(fd, 1);
+	if (!rt.master || loop_start() != DW_OK ||
+	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||
+	    loop_add_conn(rt.master) != DW_OK)
+		worker_die("%s", "cannot start the runtime threads");
+	pthread_mutex_lock(&rt.lock);
+	while (!rt.exiting)
+		pthread_cond_wait(&rt.cv, &rt.lock);
+	pthread_mutex_unlock(&rt.lock);
+	exit(0);
+}

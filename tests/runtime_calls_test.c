@@ -1,0 +1,266 @@
+/*
+ * Remote calls with real worker processes on loopback: every call kind,
+ * futures, errors, concurrent callers, output forwarding, flat memory.
+ */
+#include <pthread.h>
+
+#include "rt_util.h"
+#include "testutil.h"
+
+static void
+test_ids(void)
+{
+	int ids[8];
+	CHECK_EQ_U64(dw_myid(), 1);
+	CHECK_EQ_U64(dw_nworkers(), 3);
+	CHECK_EQ_U64(dw_nprocs(), 4);
+	CHECK_EQ_U64(dw_procs(ids, 8), 4);
+	CHECK(ids[0] == 1 && ids[1] == 2 && ids[2] == 3 && ids[3] == 4);
+	CHECK_EQ_U64(dw_workers(ids, 8), 3);
+	CHECK(ids[0] == 2 && ids[1] == 3 && ids[2] == 4);
+	for (int w = 2; w <= 4; w++) {
+		void *res;
+		size_t n;
+		REQUIRE(dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) ==
+			DW_OK);
+		CHECK(n == 2 * sizeof(int) && ((int *)res)[0] == w);
+		CHECK(((int *)res)[1] != getpid());
+		free(res);
+	}
+}
+
+static void
+test_fetch(void)
+{
+	void *res;
+	size_t n;
+	uint64_t v = 0x1122334455667788u;
+	CHECK(dw_remotecall_fetch(2, "echo", &v, 8, &res, &n) == DW_OK);
+	CHECK(n == 8 && memcmp(res, &v, 8) == 0);
+	free(res);
+	/* process 1 calling itself */
+	CHECK(dw_remotecall_fetch(1, "echo", &v, 8, &res, &n) == DW_OK);
+	CHECK(n == 8 && memcmp(res, &v, 8) == 0);
+	free(res);
+	CHECK(dw_remotecall_fetch(3, "echo", NULL, 0, &res, &n) == DW_OK);
+	CHECK(n == 0);
+	free(res);
+}
+
+static void
+test_futures(void)
+{
+	dw_future *f;
+	int ms = 200;
+	REQUIRE(dw_remotecall(2, "sleeper", &ms, sizeof ms, &f) == DW_OK);
+	CHECK(!dw_future_isready(f));
+	CHECK(dw_future_wait_timeout(f, 10) == DW_ETIMEDOUT);
+	CHECK(dw_future_wait(f) == DW_OK);
+	CHECK(dw_future_isready(f));
+	const void *res;
+	size_t n;
+	CHECK(dw_future_fetch(f, &res, &n) == DW_OK);
+	CHECK(n == sizeof ms && *(const int *)res == 200);
+	const void *res2;
+	CHECK(dw_future_fetch(f, &res2, &n) == DW_OK); /* cached */
+	CHECK(res2 == res);
+	dw_future_free(f);
+
+	/* freed without fetching: the remote copy goes too */
+	REQUIRE(dw_remotecall(3, "echo", "abc", 3, &f) == DW_OK);
+	CHECK(dw_future_wait(f) == DW_OK);
+	dw_future_free(f);
+	REQUIRE(dw_remotecall(3, "echo", "abc", 3, &f) == DW_OK);
+	dw_future_free(f); /* before it completed */
+
+	REQUIRE(dw_remotecall_wait(4, "echo", "xyz", 3, &f) == DW_OK);
+	CHECK(dw_future_isready(f));
+	CHECK(dw_future_fetch(f, &res, &n) == DW_OK);
+	CHECK(n == 3 && memcmp(res, "xyz", 3) == 0);
+	dw_future_free(f);
+}
+
+static void
+test_remote_do(void)
+{
+	for (int i = 0; i < 10; i++)
+		CHECK(dw_remote_do(3, "bump", NULL, 0) == DW_OK);
+	void *res;
+	size_t n;
+	CHECK(dw_remotecall_fetch(3, "get_counter", NULL, 0, &res, &n) ==
+	      DW_OK);
+	CHECK(n == sizeof(int) && *(int *)res == 10);
+	free(res);
+	CHECK(dw_remote_do(3, "no_such_function", NULL, 0) == DW_OK);
+}
+
+static void
+test_errors(void)
+{
+	void *res;
+	size_t n;
+	CHECK(dw_remotecall_fetch(2, "fails", "xy", 2, &res, &n) ==
+	      DW_EREMOTE);
+	CHECK(strstr(dw_errmsg(), "worker 2") &&
+	      strstr(dw_errmsg(), "it failed on purpose (xy)"));
+	CHECK_EQ_U64(dw_errpid(), 2);
+	CHECK(dw_remotecall_fetch(3, "nope", NULL, 0, &res, &n) ==
+	      DW_EREMOTE);
+	CHECK(strstr(dw_errmsg(), "'nope' is not registered") != NULL);
+	CHECK(dw_remotecall_fetch(99, "echo", NULL, 0, &res, &n) ==
+	      DW_ENOTFOUND);
+	dw_future *f;
+	REQUIRE(dw_remotecall(4, "fails", "k", 1, &f) == DW_OK);
+	CHECK(dw_future_wait(f) == DW_EREMOTE);
+	const void *r;
+	CHECK(dw_future_fetch(f, &r, &n) == DW_EREMOTE);
+	dw_future_free(f);
+	/* the worker is fine afterwards */
+	CHECK(dw_remotecall_fetch(2, "echo", "ok", 2, &res, &n) == DW_OK);
+	free(res);
+}
+
+static void *
+caller(void *arg)
+{
+	int w = 2 + (int)(intptr_t)arg % 3;
+	for (int i = 0; i < 500; i++) {
+		void *res;
+		size_t n;
+		int v = i * 10 + w;
+		if (dw_remotecall_fetch(w, "echo", &v, sizeof v, &res, &n) !=
+			    DW_OK ||
+		    n != sizeof v || *(int *)res != v) {
+			__atomic_fetch_add(&tu_failures, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		free(res);
+	}
+	return NULL;
+}
+
+static void
+test_concurrent(void)
+{
+	pthread_t th[6];
+	for (intptr_t i = 0; i < 6; i++)
+		pthread_create(&th[i], NULL, caller, (void *)i);
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+}
+
+static long
+remote_rss(int w)
+{
+	void *res;
+	size_t n;
+	long kb = -1;
+	if (dw_remotecall_fetch(w, "rss_kb", NULL, 0, &res, &n) == DW_OK) {
+		memcpy(&kb, res, sizeof kb);
+		free(res);
+	}
+	return kb;
+}
+
+static void
+test_flat_memory(void)
+{
+	for (int i = 0; i < 2000; i++) { /* warm up allocator pools */
+		dw_future *f;
+		const void *r;
+		size_t n;
+		dw_remotecall(2, "echo", &i, sizeof i, &f);
+		dw_future_fetch(f, &r, &n);
+		dw_future_free(f);
+	}
+	long before = remote_rss(2);
+	for (int i = 0; i < 50000; i++) {
+		dw_future *f;
+		const void *r;
+		size_t n;
+		if (dw_remotecall(2, "echo", &i, sizeof i, &f) != DW_OK ||
+		    dw_future_fetch(f, &r, &n) != DW_OK) {
+			CHECK(!"remotecall+fetch failed");
+			break;
+		}
+		dw_future_free(f);
+	}
+	long after = remote_rss(2);
+	CHECK(before > 0 && after > 0);
+	if (after - before > 2048) {
+		fprintf(stderr, "worker RSS grew from %ld to %ld kB\n", before,
+			after);
+		tu_failures++;
+	}
+}
+
+static void
+test_big(void)
+{
+	size_t want = 8u << 20;
+	void *res;
+	size_t n;
+	CHECK(dw_remotecall_fetch(4, "big", &want, sizeof want, &res, &n) ==
+	      DW_OK);
+	CHECK(n == want && ((unsigned char *)res)[4096 * 5] == 5);
+	free(res);
+	unsigned char *arg = calloc(1, 3u << 20);
+	REQUIRE(arg);
+	arg[(3u << 20) - 1] = 7;
+	CHECK(dw_remotecall_fetch(3, "echo", arg, 3u << 20, &res, &n) ==
+	      DW_OK);
+	CHECK(n == 3u << 20 && ((unsigned char *)res)[n - 1] == 7);
+	free(res);
+	free(arg);
+}
+
+/* Lines a worker prints reach our stdout as "From worker N: ...". */
+static void
+test_output(void)
+{
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	fflush(stdout);
+	int saved = dup(1);
+	dup2(p[1], 1);
+	CHECK(dw_remote_do(3, "say", "hello there", 11) == DW_OK);
+	char buf[256] = "";
+	size_t got = 0;
+	for (int i = 0; i < 500 && !strstr(buf, "\n"); i++) {
+		usleep(10000);
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		if (poll(&pf, 1, 0) > 0) {
+			ssize_t r = read(p[0], buf + got, sizeof buf - 1 - got);
+			if (r > 0)
+				got += (size_t)r;
+			buf[got] = 0;
+		}
+	}
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+	CHECK(strstr(buf, "From worker 3: hello there\n") != NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (dw_init(&argc, &argv) != DW_OK)
+		return 1;
+	int ids[3];
+	REQUIRE(dw_addprocs(3, NULL, ids) == 3);
+	CHECK(ids[0] == 2 && ids[1] == 3 && ids[2] == 4);
+	test_ids();
+	test_fetch();
+	test_futures();
+	test_remote_do();
+	test_errors();
+	test_concurrent();
+	test_big();
+	test_output();
+	test_flat_memory();
+	CHECK(dw_finalize() == DW_OK);
+	return tu_report("runtime_calls");
+}
