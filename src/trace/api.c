@@ -125,7 +125,7 @@ dwt_thread(void)
 
 /* ---- labels ---- */
 
-static int
+int
 api_label(uint32_t kind, const unsigned char *head, size_t hlen,
 	  const char *name)
 {

@@ -61,7 +61,7 @@ trc_new_uid(void)
 	return u;
 }
 
-static void
+void
 trc_default_program(char *out, size_t len)
 {
 	char exe[PATH_MAX];

@@ -121,5 +121,12 @@ void fn_set_free(struct addrset *s);
 /* trace.c */
 void trc_refresh_identity(void);
 void trc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The executable's base name, made a valid program name. */
+void trc_default_program(char *out, size_t len);
+
+/* api.c: keeps the label head[0..hlen) + name (takes trc.lock).  Returns
+ * DW_OK, DW_EINVAL (name NULL), DW_ETOOBIG or DW_ENOMEM. */
+int api_label(uint32_t kind, const unsigned char *head, size_t hlen,
+	      const char *name);
 
 #endif
