@@ -7,7 +7,9 @@
  * (pipes), recording each hop as a user communication.  Their trace
  * directory must hold 4 tasks, each with its events, labels and the
  * sends and receives of the hops with matching ids, every receive after
- * its send on the host's clock.
+ * its send on the host's clock; and `dwork merge` (the tool named by
+ * DWORK_TOOL) must make of it one Paraver trace with 4 tasks, their
+ * events and labels, and the 12 hops drawn as communications.
  */
 #include <stdio.h>
 #include <time.h>
@@ -226,6 +228,134 @@ check(void)
 	xt_free(&tr);
 }
 
+/* ---- the merged trace ---- */
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	REQUIRE(f);
+	REQUIRE(fseek(f, 0, SEEK_END) == 0);
+	long n = ftell(f);
+	rewind(f);
+	char *s = calloc(1, (size_t)n + 1);
+	REQUIRE(s && fread(s, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	return s;
+}
+
+/* A Paraver communication: 3:cpu:appl:task:thread:lsend:psend:cpu:appl:
+ * task:thread:lrecv:precv:size:tag (tasks 1-based). */
+static void
+check_prv_comm(const char *line, unsigned *ncomm)
+{
+	unsigned long long f[15];
+	if (sscanf(line,
+		   "3:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:"
+		   "%llu:%llu:%llu",
+		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7],
+		   &f[8], &f[9], &f[10], &f[11], &f[12], &f[13]) != 14) {
+		fprintf(stderr, "bad communication line: %.80s\n", line);
+		tu_failures++;
+		return;
+	}
+	CHECK_EQ_U64(f[8], f[2] % NTASKS + 1); /* to the next task */
+	CHECK(f[4] <= f[10] && f[5] <= f[11]); /* received after sent */
+	CHECK_EQ_U64(f[12], sizeof(int));
+	CHECK_EQ_U64(f[13], 1);
+	(*ncomm)++;
+}
+
+/* Adds the (T_PHASE, 1) pairs of a Paraver event line to its task. */
+static void
+count_prv_phase(const char *line, unsigned phase1[NTASKS])
+{
+	unsigned cpu, appl, task, thread;
+	unsigned long long t, type, value;
+	int n;
+	if (sscanf(line, "2:%u:%u:%u:%u:%llu%n", &cpu, &appl, &task, &thread,
+		   &t, &n) != 5 ||
+	    task < 1 || task > NTASKS)
+		return;
+	for (const char *p = line + n; sscanf(p, ":%llu:%llu%n", &type,
+					      &value, &n) == 2;
+	     p += n)
+		if (type == T_PHASE && value == 1)
+			phase1[task - 1]++;
+}
+
+static void
+check_prv(const char *prefix)
+{
+	char path[720];
+	unsigned ncomm = 0, phase1[NTASKS] = {0};
+	snprintf(path, sizeof path, "%s.prv", prefix);
+	char *prv = slurp(path);
+	CHECK(strncmp(prv, "#Paraver", 8) == 0);
+	CHECK(strstr(prv, ":1:4(1:1,1:1,1:1,1:1)\n") != NULL); /* 4 tasks */
+	for (char *l = strtok(prv, "\n"); l; l = strtok(NULL, "\n")) {
+		if (l[0] == '3')
+			check_prv_comm(l, &ncomm);
+		else if (l[0] == '2')
+			count_prv_phase(l, phase1);
+	}
+	CHECK_EQ_U64(ncomm, NTASKS * HOPS);
+	for (int t = 0; t < NTASKS; t++)
+		CHECK_EQ_U64(phase1[t], HOPS);
+	printf("extrae_founding: dwork merge: %u communications\n", ncomm);
+	free(prv);
+}
+
+static void
+check_pcf_row(const char *prefix)
+{
+	char path[720];
+	snprintf(path, sizeof path, "%s.pcf", prefix);
+	char *pcf = slurp(path);
+	CHECK(strstr(pcf, "Phase") && strstr(pcf, "Communicate") &&
+	      strstr(pcf, "Hop") && strstr(pcf, "work"));
+	free(pcf);
+	snprintf(path, sizeof path, "%s.row", prefix);
+	char *row = slurp(path);
+	CHECK(strstr(row, "LEVEL TASK SIZE 4"));
+	free(row);
+}
+
+/* Runs the tool with args; its exit status (-1 if it did not exit). */
+static int
+run_tool(char *const args[], int quiet)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		if (quiet && !freopen("/dev/null", "w", stdout))
+			_exit(126);
+		if (quiet && !freopen("/dev/null", "w", stderr))
+			_exit(126);
+		execv(args[0], args);
+		_exit(127);
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void
+check_merged(void)
+{
+	char *tool = getenv("DWORK_TOOL"), prefix[700];
+	char *probe[] = {tool, "merge", "--help", NULL};
+	if (!tool || access(tool, X_OK) != 0 || run_tool(probe, 1) != 0) {
+		printf("extrae_founding: no `dwork merge`: merge not checked\n");
+		return;
+	}
+	snprintf(prefix, sizeof prefix, "%s/founding", dir);
+	char *args[] = {tool, "merge", dir, "-o", prefix, "-q", NULL};
+	CHECK_EQ_U64(run_tool(args, 0), 0);
+	check_prv(prefix);
+	check_pcf_row(prefix);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -235,7 +365,7 @@ main(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("extrae-founding"));
 	run_tasks();
 	check();
-	/* TODO(merge): `dwork merge` on dir once the merger exists. */
+	check_merged();
 	tu_rmtree(dir);
 	return tu_report("extrae_founding");
 }
