@@ -17,5 +17,6 @@ struct cmd {
 };
 
 int cmd_info(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 static const struct cmd cmds[] = {
 	{"info", "summarise a trace directory: processes, threads, records",
 	 cmd_info},
+	{"merge", "merge a trace directory into a Paraver trace", cmd_merge},
 };
 
 static void

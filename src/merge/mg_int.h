@@ -1,0 +1,336 @@
+/*
+ * Merge core internals, shared by the files of the merge (model, scan,
+ * clock, cursor, timeline, comms, outq, names, progress, merge).  Not
+ * used by writers: they see only merge/writer.h.
+ */
+#ifndef DW_MERGE_MG_INT_H
+#define DW_MERGE_MG_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "merge/merge.h"
+#include "merge/reader.h"
+#include "merge/writer.h"
+
+#define MG_TASK_MAX   (1u << 20) /* tracer task ids above are refused */
+#define MG_THREAD_MAX (1u << 16) /* tracer thread ids above are refused */
+#define MG_STACK_MAX  (1u << 16) /* deeper state pushes are counted */
+#define MG_TYPE_FUNC  60000019u  /* user functions (as Extrae) */
+#define MG_STATE_IDLE 0u
+#define MG_STATE_NOT_CREATED 2u
+#define MG_NONE UINT32_MAX
+
+/* Adds "what" to errs, one line (a problem with the input). */
+void mg_problem(rd_errlist *errs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- Clocks (clock.c) -------------------------------------------------- */
+
+/* A sync record: at local ns `local` the reference read local + offset. */
+typedef struct mg_sync {
+	int64_t local;
+	int64_t offset;
+	uint32_t rtt;
+	uint32_t ref; /* reference task */
+} mg_sync;
+
+/* How a process's clock reaches the reference timeline. */
+enum mg_clk_kind {
+	MG_CLK_REF,      /* the reference host's clock, no sync records */
+	MG_CLK_SYNC,     /* its own sync records */
+	MG_CLK_HOST,     /* no sync records; another process of its host has */
+	MG_CLK_REALTIME, /* nothing measured: aligned by CLOCK_REALTIME */
+};
+
+/* Offset of the reference clock at host ns x (a correction point). */
+typedef struct mg_point {
+	int64_t x;
+	int64_t off;
+	uint32_t rtt; /* round trip of the measurement, 0 when exact */
+} mg_point;
+
+/*
+ * One process's clock: ticks to host ns by the reader's calibration,
+ * then ref = x + off(x), off linear between the points and, outside
+ * them, along the line from the first to the last point.
+ */
+typedef struct mg_clock {
+	rd_calib calib;
+	mg_point *pts; /* sorted by x, owned */
+	size_t npts;
+	double slope_out;
+	int kind; /* enum mg_clk_kind */
+} mg_clock;
+
+void mg_clock_init(mg_clock *k, uint32_t clock, uint64_t ticks_per_s);
+void mg_clock_free(mg_clock *k);
+
+/*
+ * Sets the correction points from sync records (sorted here).  A point
+ * that would make corrected time run backwards is dropped and reported
+ * under name.  Returns DW_OK or DW_ENOMEM.
+ */
+dw_err mg_clock_from_syncs(mg_clock *k, mg_sync *s, size_t n,
+                           const char *name, rd_errlist *errs);
+
+/* Copies src's points shifted: off(x) = d + off_src(x + d). */
+dw_err mg_clock_borrow(mg_clock *k, const mg_clock *src, int64_t d);
+
+/* off(x), exact to the rounding; for setup and tests. */
+int64_t mg_clock_off(const mg_clock *k, int64_t x);
+
+/* The clock's error at x in ns: half the round trip of the nearest
+ * point; 0 on the reference; -1 when unknown (real-time aligned). */
+int64_t mg_clock_err(const mg_clock *k, int64_t x);
+
+/*
+ * Conversion of one stream's ticks, with the current calibration span
+ * and offset segment cached.  Results never decrease (clamped).
+ */
+typedef struct mg_tconv {
+	mg_clock *k;
+	bool ident;        /* clock kind 2: ticks are host ns */
+	uint64_t c_lo, c_hi; /* ticks range of the cached span [lo, hi) */
+	uint64_t c_t;
+	int64_t c_ns;
+	double c_slope;
+	int64_t o_lo, o_hi; /* host ns range of the cached offset segment */
+	int64_t o_x, o_off;
+	double o_slope;
+	int64_t last;
+} mg_tconv;
+
+void mg_tconv_init(mg_tconv *c, mg_clock *k);
+int64_t mg_tconv_host_slow(mg_tconv *c, uint64_t ticks);
+int64_t mg_tconv_off_slow(mg_tconv *c, int64_t x);
+
+static inline int64_t
+mg_host_ns(mg_tconv *c, uint64_t ticks)
+{
+	if (c->ident)
+		return ticks > INT64_MAX ? INT64_MAX : (int64_t)ticks;
+	if (ticks >= c->c_lo && ticks < c->c_hi)
+		return c->c_ns +
+		       (int64_t)__builtin_llround((double)(ticks - c->c_t) *
+		                                  c->c_slope);
+	return mg_tconv_host_slow(c, ticks);
+}
+
+/* Reference ns of ticks: host ns plus the offset, never decreasing. */
+static inline int64_t
+mg_time(mg_tconv *c, uint64_t ticks)
+{
+	int64_t x = mg_host_ns(c, ticks), y;
+
+	if (c->k->npts == 0)
+		y = x;
+	else if (x >= c->o_lo && x < c->o_hi)
+		y = x + c->o_off +
+		    (int64_t)__builtin_llround((double)(x - c->o_x) *
+		                               c->o_slope);
+	else
+		y = x + mg_tconv_off_slow(c, x);
+	if (y < c->last)
+		y = c->last;
+	c->last = y;
+	return y;
+}
+
+/* ---- The trace's processes and streams (model.c, scan.c) ---------------- */
+
+typedef struct mg_fmap mg_fmap; /* addresses to function ids (names.c) */
+
+typedef struct mg_proc {
+	const rd_dir_proc *dp;
+	rd_proc *labels; /* NULL when its process file is missing or bad */
+	rd_header hdr;
+	const char *name; /* for messages: a file of the process */
+	uint32_t task;
+	uint32_t node;
+	uint32_t thread_base; /* its thread 0 within its task */
+	uint32_t thread_span; /* highest thread id + 1 */
+	bool skip;            /* left out of the merge */
+	bool ended;
+	uint64_t end_ticks; /* when ended */
+	mg_clock clk;
+	mg_sync *syncs; /* from the scan */
+	size_t nsyncs, capsyncs;
+	mg_fmap *fmap;
+} mg_proc;
+
+/* A state stack (nested states of one thread). */
+typedef struct mg_stack {
+	uint32_t *v;
+	uint32_t n, cap;
+	uint32_t over;     /* pushes beyond MG_STACK_MAX, popped first */
+	uint64_t bad_pops; /* pops of an empty stack */
+} mg_stack;
+
+/* A stream read with corrected times, one record of lookahead. */
+typedef struct mg_cursor {
+	rd_thread *rd;
+	mg_tconv tc;
+	bool have; /* rec/t hold the next record */
+	rd_rec rec;
+	int64_t t;
+} mg_cursor;
+
+enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
+
+typedef struct mg_stream {
+	mg_proc *proc;
+	const char *path;
+	uint32_t tid;     /* tracer thread id */
+	uint32_t gthread; /* global output thread index */
+	bool skip;
+	uint64_t nrec; /* from the scan */
+	uint64_t first_ticks, last_ticks;
+	int64_t first, end; /* reference ns */
+	mg_cursor cur, la;  /* the merge's cursor and the state lookahead */
+	mg_stack st, la_st;
+	uint32_t shown; /* state shown now */
+	uint32_t *fstack; /* function ids entered */
+	uint32_t fn, fcap;
+	uint64_t fcache_addr; /* last function looked up */
+	uint32_t fcache_id;
+	int phase; /* enum mg_phase */
+	int64_t key;
+} mg_stream;
+
+/* ---- Labels (names.c) --------------------------------------------------- */
+
+typedef struct mg_strtab mg_strtab;
+
+typedef struct mg_names {
+	mg_labels labels;
+	char **funcs; /* function names by id - 1 */
+	size_t nfuncs, capfuncs;
+	mg_strtab *fids; /* name -> id */
+	bool used_funcs;
+} mg_names;
+
+/* ---- Communications (comms.c) ------------------------------------------ */
+
+typedef struct mg_msg mg_msg;
+
+typedef struct mg_comms {
+	mg_msg *pool; /* messages by index */
+	uint32_t npool, cappool, free;
+	uint32_t *slots; /* open addressing: pool index + 1, 0 empty */
+	uint32_t nslots, used;
+	uint32_t reported; /* detailed unmatched lines so far */
+} mg_comms;
+
+/* ---- Output queue (outq.c) --------------------------------------------- */
+
+typedef struct oq_ent oq_ent;
+
+typedef struct mg_outq {
+	oq_ent *v;
+	size_t cap, head, n;
+	uint32_t soft, hard;
+} mg_outq;
+
+/* ---- Progress (progress.c) --------------------------------------------- */
+
+typedef struct mg_progress {
+	FILE *out;
+	double start, last;
+	uint64_t total;
+	const char *what;
+	bool shown;
+} mg_progress;
+
+void mg_progress_start(mg_progress *p, FILE *out, const char *what,
+                       uint64_t total);
+void mg_progress_update(mg_progress *p, uint64_t done);
+void mg_progress_end(mg_progress *p);
+
+/* ---- The merge ------------------------------------------------------------ */
+
+typedef struct mg_ctx {
+	const mg_opts *o;
+	rd_errlist *errs;
+	mg_report rep;
+	rd_dir *dir;
+	mg_proc *procs;
+	size_t nprocs;
+	mg_stream *streams;
+	size_t nstreams;
+	int64_t t0;
+	uint64_t duration;
+	/* shape */
+	mg_node *nodes;
+	size_t nnodes;
+	mg_task *tasks;
+	size_t ntasks;
+	mg_thread *threads;
+	size_t nthreads;
+	uint32_t ncpus;
+	char **strs; /* names owned by the shape */
+	size_t nstrs, capstrs;
+	mg_info info;
+	mg_names names;
+	/* merge */
+	mg_writer *w;
+	dw_err werr;
+	mg_outq q;
+	mg_comms cm;
+	mg_progress prog;
+	uint64_t done;
+	mg_pair *pairs; /* the event group being built */
+	uint32_t npairs, cappairs;
+	rd_rec *parts; /* the comm records of the group */
+	uint32_t nparts, capparts;
+} mg_ctx;
+
+/* model.c: processes and streams of the directory; then the shape. */
+dw_err model_load(mg_ctx *c);
+dw_err model_shape(mg_ctx *c);
+void model_free(mg_ctx *c);
+char *model_strdup(mg_ctx *c, const char *s); /* owned by the shape */
+
+/* scan.c: the first pass. */
+dw_err scan_all(mg_ctx *c);
+
+/* clock.c: every process's correction once the scan is done. */
+dw_err clocks_setup(mg_ctx *c);
+
+/* names.c */
+dw_err names_build(mg_ctx *c);
+uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr);
+dw_err names_finish(mg_ctx *c);
+void names_free(mg_ctx *c);
+
+/* cursor.c: cursors, state stacks and the state lookahead. */
+dw_err cursor_open(mg_cursor *u, const char *path, mg_clock *k);
+void cursor_close(mg_cursor *u);
+bool cursor_peek(mg_cursor *u);
+void stack_free(mg_stack *s);
+bool stack_apply(mg_stack *s, const rd_rec *r);
+uint32_t stack_shown(const mg_stack *s);
+int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
+
+/* timeline.c: the k-way merge. */
+dw_err timeline_run(mg_ctx *c);
+
+/* comms.c */
+void comms_init(mg_comms *cm);
+void comms_free(mg_comms *cm);
+dw_err comms_part(mg_ctx *c, mg_stream *s, const rd_rec *r, int64_t t);
+int comms_head(mg_ctx *c, uint32_t m, int pressed, bool final);
+void comms_rec(mg_ctx *c, uint32_t m, mg_rec *r);
+void comms_release(mg_ctx *c, uint32_t m);
+void comms_finish(mg_ctx *c);
+
+/* outq.c */
+void oq_init(mg_outq *q, uint32_t window);
+void oq_free(mg_outq *q);
+dw_err oq_emit(mg_ctx *c, const mg_rec *r);
+dw_err oq_place(mg_ctx *c, uint32_t msg);
+dw_err oq_flush(mg_ctx *c, bool final);
+dw_err mg_write(mg_ctx *c, const mg_rec *r);
+
+#endif

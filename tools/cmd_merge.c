@@ -1,0 +1,181 @@
+/* dwork merge TRACE_DIR [-o PREFIX]: the trace directory into Paraver. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "merge/merge.h"
+#include "tools/cmd.h"
+
+static void
+merge_usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: dwork merge TRACE_DIR [-o PREFIX] [-q]\n\n"
+	        "Merges the per-thread files of a trace directory into one "
+	        "Paraver trace:\nPREFIX.prv (records), PREFIX.pcf (labels) "
+	        "and PREFIX.row (names).\nPREFIX defaults to TRACE_DIR without "
+	        "its \".trace\" suffix.\n\n"
+	        "  -o, --output PREFIX  where to write the trace\n"
+	        "  -q, --quiet          no progress line and no summary\n"
+	        "  -h, --help           this text\n\n"
+	        "Each problem with the input is printed on one line and what "
+	        "is valid is\nmerged (docs/merge.md).\n\n"
+	        "exit: 0 merged, 2 usage, 3 nothing could be merged or the "
+	        "output could not\nbe written\n");
+}
+
+struct merge_args {
+	const char *dir;
+	const char *prefix;
+	bool quiet;
+};
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "dwork merge: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	merge_usage(stderr);
+	return CMD_USAGE;
+}
+
+/* Returns -1 when the arguments are good, else the exit code. */
+static int
+merge_parse(int argc, char **argv, struct merge_args *a)
+{
+	bool opts = true;
+
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+			merge_usage(stdout);
+			return CMD_OK;
+		} else if (opts && (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+			a->quiet = true;
+		} else if (opts && (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
+			if (++i == argc || !argv[i][0])
+				return usage_error("%s needs a PREFIX", s);
+			a->prefix = argv[i];
+		} else if (opts && !strcmp(s, "--")) {
+			opts = false;
+		} else if (opts && s[0] == '-' && s[1]) {
+			return usage_error("unknown option '%s'", s);
+		} else if (a->dir) {
+			return usage_error("unexpected argument '%s'", s);
+		} else {
+			a->dir = s;
+		}
+	}
+	if (!a->dir)
+		return usage_error("%s", "no TRACE_DIR given");
+	return -1;
+}
+
+/* TRACE_DIR without trailing slashes and without ".trace". */
+static char *
+default_prefix(const char *dir)
+{
+	size_t n = strlen(dir);
+	char *p;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n > 6 && !strncmp(dir + n - 6, ".trace", 6) && dir[n - 7] != '/')
+		n -= 6;
+	p = malloc(n + 1);
+	if (p) {
+		memcpy(p, dir, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+/* Each stream keeps two files open. */
+static void
+raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void
+merge_summary(const char *prefix, const mg_report *r)
+{
+	printf("%s.prv: %u task%s, %u thread%s on %u node%s, %llu records, "
+	       "%.6f s of trace (merged in %.2f s)\n",
+	       prefix, r->tasks, r->tasks == 1 ? "" : "s", r->threads,
+	       r->threads == 1 ? "" : "s", r->nodes, r->nodes == 1 ? "" : "s",
+	       (unsigned long long)r->records_in, (double)r->duration * 1e-9,
+	       r->seconds);
+	if (r->comms || r->unmatched_sends || r->unmatched_recvs)
+		printf("  %llu communications; %llu sends and %llu receives "
+		       "unmatched\n",
+		       (unsigned long long)r->comms,
+		       (unsigned long long)r->unmatched_sends,
+		       (unsigned long long)r->unmatched_recvs);
+	if (r->recv_moved)
+		printf("  %llu receives moved to just after their send (at most "
+		       "%llu ns; %llu beyond the clocks' error bound)\n",
+		       (unsigned long long)r->recv_moved,
+		       (unsigned long long)r->recv_max_shift,
+		       (unsigned long long)r->recv_beyond);
+}
+
+static int
+merge_run(const struct merge_args *a, const char *prefix)
+{
+	mg_opts o = {.dir = a->dir};
+	mg_writer *w;
+	mg_report rep;
+	rd_errlist errs;
+	dw_err err;
+
+	if (!a->quiet && isatty(STDERR_FILENO))
+		o.progress = stderr;
+	if (prv_writer_new(prefix, &w) != DW_OK) {
+		fprintf(stderr, "dwork merge: out of memory\n");
+		return CMD_FAILED;
+	}
+	rd_errlist_init(&errs, stderr);
+	err = mg_merge(&o, w, &errs, &rep);
+	if (err == DW_ENOMEM)
+		fprintf(stderr, "dwork merge: out of memory\n");
+	else if (err != DW_OK && w->err[0])
+		fprintf(stderr, "dwork merge: %s\n", w->err);
+	else if (err != DW_OK)
+		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n", a->dir,
+		        dw_strerror(err));
+	if (err == DW_OK && !a->quiet)
+		merge_summary(prefix, &rep);
+	mg_writer_free(w);
+	rd_errlist_free(&errs);
+	return err == DW_OK ? CMD_OK : CMD_FAILED;
+}
+
+int
+cmd_merge(int argc, char **argv)
+{
+	struct merge_args a = {0};
+	int rc = merge_parse(argc, argv, &a);
+	char *prefix;
+
+	if (rc >= 0)
+		return rc;
+	prefix = a.prefix ? strdup(a.prefix) : default_prefix(a.dir);
+	if (!prefix) {
+		fprintf(stderr, "dwork merge: out of memory\n");
+		return CMD_FAILED;
+	}
+	raise_fd_limit();
+	rc = merge_run(&a, prefix);
+	free(prefix);
+	return rc;
+}
