@@ -159,8 +159,8 @@ void Extrae_set_numtasks_function(unsigned (*numtasks_function)(void));
 void Extrae_set_threadid_function(unsigned (*threadid_function)(void));
 void Extrae_set_numthreads_function(unsigned (*numthreads_function)(void));
 
-/* Accepted and kept, never called: processes of one host share one clock
- * and the dwork runtime aligns hosts, so no barrier is needed. */
+/* Accepted, never called: processes of one host share one clock and the
+ * dwork runtime aligns hosts, so no barrier is needed. */
 void Extrae_set_barrier_tasks_function(void (*barriertasks_function)(void));
 
 /* Called by Extrae_fini after the files are closed (MPI_Finalize, say). */

@@ -75,13 +75,14 @@ hop(extrae_user_communication_types_t dir, unsigned partner, int k)
 	Extrae_emit_CombinedEvents(&e);
 }
 
+static volatile double sink;
+
 __attribute__((noinline)) static void
 work(void)
 {
-	volatile double x = 0;
 	Extrae_user_function(1);
 	for (int i = 0; i < 200000; i++)
-		x += i;
+		sink += i;
 	Extrae_user_function(0);
 }
 

@@ -9,6 +9,8 @@
 
 #include <dwork/trace.h>
 
+#include "trace/tracer.h"
+
 DW_API void
 dwt_config_defaults(dwt_config *cfg)
 {
@@ -18,7 +20,7 @@ dwt_config_defaults(dwt_config *cfg)
 	cfg->clock = DWT_CLOCK_AUTO;
 }
 
-static int
+int
 cfg_bool(const char *s, int *out)
 {
 	static const char *const yes[] = {"1", "yes", "true", "on"};
@@ -72,7 +74,7 @@ cfg_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int
+int
 cfg_program_ok(const char *s)
 {
 	size_t n = strlen(s);

@@ -21,7 +21,6 @@ static pthread_mutex_t xtr_lock = PTHREAD_MUTEX_INITIALIZER;
 static int xtr_paused;                  /* Extrae_shutdown */
 static unsigned xtr_from, xtr_to = UINT_MAX; /* Extrae_set_tracing_tasks */
 static void (*xtr_finalize_fn)(void);
-static void (*xtr_barrier_fn)(void);
 
 static int
 xtr_initialized(void)
@@ -196,12 +195,11 @@ Extrae_set_numthreads_function(unsigned (*fn)(void))
 	dwt_set_nthreads_fn(fn);
 }
 
+/* Never needed, so never called: see the header. */
 DW_API void
 Extrae_set_barrier_tasks_function(void (*fn)(void))
 {
-	pthread_mutex_lock(&xtr_lock);
-	xtr_barrier_fn = fn; /* kept, never called: see the header */
-	pthread_mutex_unlock(&xtr_lock);
+	(void)fn;
 }
 
 DW_API void

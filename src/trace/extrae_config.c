@@ -2,28 +2,12 @@
  * file, mapped onto a dwt_config. */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "trace/extrae_int.h"
 #include "trace/tracer.h"
-
-int
-xcfg_bool(const char *s, int *out)
-{
-	static const char *const yes[] = {"1", "yes", "true", "on"};
-	static const char *const no[] = {"0", "no", "false", "off"};
-	for (int i = 0; i < 4; i++) {
-		if (strcasecmp(s, yes[i]) == 0)
-			return *out = 1, 0;
-		if (strcasecmp(s, no[i]) == 0)
-			return *out = 0, 0;
-	}
-	return -1;
-}
 
 static int
 xcfg_fail(const char *origin, const char *val, const char *accepts)
@@ -60,18 +44,6 @@ xcfg_segment_bytes(uint64_t records)
 }
 
 static int
-xcfg_program_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 63 || s[0] == '.')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
-			return 0;
-	return 1;
-}
-
-static int
 xcfg_set_dir(char *dst, int *has, const char *origin, const char *val)
 {
 	if (!*val || strlen(val) >= 3800)
@@ -85,7 +57,7 @@ xcfg_set_dir(char *dst, int *has, const char *origin, const char *val)
 static int
 xcfg_set_flag(int *dst, const char *origin, const char *val)
 {
-	if (xcfg_bool(val, dst))
+	if (cfg_bool(val, dst))
 		return xcfg_fail(origin, val,
 				 "1, 0, yes, no, true, false, on or off");
 	return DW_OK;
@@ -120,7 +92,7 @@ xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin, const char *val)
 	case XK_COUNTERS:
 		return xcfg_set_flag(&x->counters, origin, val);
 	case XK_PROGRAM:
-		if (!xcfg_program_ok(val))
+		if (!cfg_program_ok(val))
 			return xcfg_fail(origin, val,
 					 "1 to 63 characters of A-Z a-z 0-9 . _ "
 					 "- not starting with '.'");
@@ -278,9 +250,9 @@ xcfg_auto_wanted(void)
 	const char *on = getenv("EXTRAE_ON");
 	const char *file = getenv("EXTRAE_CONFIG_FILE");
 	int v = 0;
-	if (skip && xcfg_bool(skip, &v) == 0 && v)
+	if (skip && cfg_bool(skip, &v) == 0 && v)
 		return 0;
-	if (skip && *skip && xcfg_bool(skip, &v))
+	if (skip && *skip && cfg_bool(skip, &v))
 		trc_err("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE='%s' is not valid: "
 			"expected 1, 0, yes, no, true, false, on or off "
 			"(taken as 0: the library initialises itself)",
@@ -288,5 +260,5 @@ xcfg_auto_wanted(void)
 	if (file && *file)
 		return 1;
 	/* A bad EXTRAE_ON is reported by the initialisation it starts. */
-	return on && *on && !(xcfg_bool(on, &v) == 0 && v == 0);
+	return on && *on && !(cfg_bool(on, &v) == 0 && v == 0);
 }

@@ -78,9 +78,6 @@ int xcfg_auto_wanted(void);
 int xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin,
 	     const char *val);
 
-/* Parses a yes/no value (1 0 yes no true false on off, any case). */
-int xcfg_bool(const char *s, int *out);
-
 /*
  * Copies in to out, trimmed of surrounding white space, with every
  * $NAME$ replaced by the variable's value.  Returns 0; or -1 when NAME

@@ -28,7 +28,6 @@ xcfg_xml(struct xcfg *x, const char *path)
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <strings.h>
 
 /* One reading of a file: where it is and what was left out. */
 struct xml_ctx {
@@ -106,7 +105,7 @@ xml_enabled(struct xml_ctx *c, const xmlNode *n)
 	int on = 1;
 	if (!xml_value(c, n, "enabled", v, sizeof v))
 		return 1;
-	if (xcfg_bool(v, &on)) {
+	if (cfg_bool(v, &on)) {
 		trc_err("%s line %ld: <%s enabled>='%s' is not valid: expected "
 			"yes or no",
 			c->path, xmlGetLineNo(n), (const char *)n->name, v);
@@ -122,7 +121,7 @@ xml_wanted(const xmlNode *n)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)"enabled");
 	int on = 1;
-	if (v && xcfg_bool((const char *)v, &on))
+	if (v && cfg_bool((const char *)v, &on))
 		on = 1;
 	xmlFree(v);
 	return on;

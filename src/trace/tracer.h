@@ -118,6 +118,11 @@ void fn_note(struct buf *b, uint64_t addr);
 void fn_name_seen(void);
 void fn_set_free(struct addrset *s);
 
+/* config.c: a yes/no value (1 0 yes no true false on off, any case) into
+ * *out, 0; -1 when it is none of those.  A valid program name: 1. */
+int cfg_bool(const char *s, int *out);
+int cfg_program_ok(const char *s);
+
 /* trace.c */
 void trc_refresh_identity(void);
 void trc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
