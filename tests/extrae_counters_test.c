@@ -59,6 +59,24 @@ other_thread(void *arg)
 	return NULL;
 }
 
+/* A forked child's counters count the child, not its parent (which only
+ * waits meanwhile). */
+static void
+forked(void)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		Extrae_counters();
+		spin();
+		Extrae_eventandcounters(400, 5);
+		Extrae_fini();
+		_exit(0);
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+}
+
 static void
 record(void)
 {
@@ -74,6 +92,7 @@ record(void)
 	Extrae_set_options(EXTRAE_DISABLE_ALL_OPTIONS);
 	Extrae_eventandcounters(400, 4); /* the event only */
 	Extrae_set_options(EXTRAE_HWC_OPTION);
+	forked();
 }
 
 /* The counters of the record holding (400, value) on its thread. */
@@ -141,9 +160,18 @@ main(void)
 	char *msg = xt_capture_end(&c);
 	Extrae_fini();
 	struct xt_trace tr = xt_load(dir);
-	REQUIRE(tr.n == 1);
-	const struct xt_proc *p = &tr.p[0];
+	REQUIRE(tr.n == 2); /* this process and its forked child */
+	const struct xt_proc *p = &tr.p[0], *child = &tr.p[1];
+	if (xt_count_event(p, 400, 5)) {
+		p = &tr.p[1];
+		child = &tr.p[0];
+	}
 	CHECK_EQ_U64(xt_count_event(p, 400, 4), 1);
+	CHECK_EQ_U64(xt_count_event(child, 400, 5), 1);
+	if (sw) {
+		int f;
+		CHECK(counter_at(child, 5, T_TASK_CLOCK, &f) > 1000000 && f);
+	}
 	if (sw) {
 		CHECK(msg[0] == 0);
 		check_present(p, hw);
