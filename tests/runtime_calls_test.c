@@ -180,6 +180,7 @@ test_flat_memory(void)
 		size_t n;
 		if (dw_remotecall(2, "echo", &i, sizeof i, &f) != DW_OK ||
 		    dw_future_fetch(f, &r, &n) != DW_OK) {
+			fprintf(stderr, "call %d: %s\n", i, dw_errmsg());
 			CHECK(!"remotecall+fetch failed");
 			break;
 		}

@@ -29,7 +29,18 @@ struct dw_future {
 	size_t off, len;
 	pthread_cond_t cv;
 	struct dw_future *hnext;
+	struct dw_future *rprev, *rnext; /* ready list: kept remotely */
+	int in_ready;
+	struct conn *conn; /* where its frames go (never freed before the
+			      runtime ends) */
+	int reading;       /* the calling thread holds conn's read right */
 };
+
+/* Futures whose result is kept remotely and not fetched, in the order
+ * their calls completed (rt.lock): a fetch also asks for the ones after
+ * it, so that fetching many results costs one round trip, not many. */
+static struct dw_future *ready_head, *ready_tail;
+#define FETCH_AHEAD 255
 
 struct dw_reply {
 	void *data;
@@ -197,6 +208,58 @@ fm_take(struct futmap *m, uint64_t id)
 	return NULL;
 }
 
+/* ---- kept results (callee side): call id -> result (rt.lock) ---- */
+
+static size_t
+km_slot(size_t nb, uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15u) >> 20) & (nb - 1);
+}
+
+static int
+km_put(struct keptmap *m, struct kept *k)
+{
+	if (m->n + 1 > 2 * m->nb) {
+		size_t nb = m->nb ? 2 * m->nb : 1024;
+		struct kept **b = calloc(nb, sizeof *b);
+		if (!b)
+			return -1;
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct kept *e = m->b[i], *n; e; e = n) {
+				n = e->next;
+				size_t s = km_slot(nb, e->id);
+				e->next = b[s];
+				b[s] = e;
+			}
+		free(m->b);
+		m->b = b;
+		m->nb = nb;
+	}
+	size_t s = km_slot(m->nb, k->id);
+	k->next = m->b[s];
+	m->b[s] = k;
+	m->n++;
+	return 0;
+}
+
+static struct kept *
+km_take(struct keptmap *m, uint64_t id)
+{
+	if (!m->nb)
+		return NULL;
+	for (struct kept **p = &m->b[km_slot(m->nb, id)]; *p;
+	     p = &(*p)->next)
+		if ((*p)->id == id) {
+			struct kept *k = *p;
+			*p = k->next;
+			m->n--;
+			return k;
+		}
+	return NULL;
+}
+
+static void call_fail_peer_locked(int pid, int err, const char *msg);
+
 /* ---- futures ---- */
 
 static struct dw_future *
@@ -216,12 +279,42 @@ fut_new(int pid, int mode)
 	return f;
 }
 
+static void
+ready_add(struct dw_future *f)
+{
+	f->rnext = NULL;
+	f->rprev = ready_tail;
+	if (ready_tail)
+		ready_tail->rnext = f;
+	else
+		ready_head = f;
+	ready_tail = f;
+	f->in_ready = 1;
+}
+
+static void
+ready_del(struct dw_future *f)
+{
+	if (!f->in_ready)
+		return;
+	if (f->rprev)
+		f->rprev->rnext = f->rnext;
+	else
+		ready_head = f->rnext;
+	if (f->rnext)
+		f->rnext->rprev = f->rprev;
+	else
+		ready_tail = f->rprev;
+	f->in_ready = 0;
+}
+
 /* Drops a reference (rt.lock held). */
 static void
 fut_unref(struct dw_future *f)
 {
 	if (--f->refs > 0)
 		return;
+	ready_del(f);
 	pthread_cond_destroy(&f->cv);
 	free(f->buf);
 	free(f->errmsg);
@@ -231,6 +324,7 @@ fut_unref(struct dw_future *f)
 static void
 fut_fail(struct dw_future *f, int err, int pid, const char *msg)
 {
+	ready_del(f);
 	f->state = F_FAILED;
 	f->err = err;
 	f->errpid = pid;
@@ -240,7 +334,50 @@ fut_fail(struct dw_future *f, int err, int pid, const char *msg)
 	pthread_cond_broadcast(&f->cv);
 }
 
-/* Waits while the future has an operation in flight (rt.lock held). */
+/*
+ * One turn of reading a connection ourselves (the read right is held):
+ * waits up to ms for bytes and hands the frames on.  Returns 0, or -1 when
+ * the connection ended (it is then reported as lost).
+ */
+static int
+call_read_turn(struct conn *c, int ms)
+{
+	char why[256] = "connection closed";
+	int r;
+	if (ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
+	    c->rlen - c->rpos < WIRE_HDR) {
+		/* one blocking recv, as a plain client would do */
+		r = conn_recv_blocking(c);
+		if (r > 0) {
+			conn_hold(c);
+			r = conn_parse_buffered(c, call_on_frame, NULL, why,
+						sizeof why);
+			conn_release(c);
+		}
+	} else if ((r = conn_wait_readable(c, ms)) > 0) {
+		r = loop_read_conn(c, why, sizeof why) < 0 ? -1 : 0;
+	}
+	conn_drop_reader(c);
+	if (r < 0 && !c->closed)
+		loop_conn_lost(c, why);
+	return r;
+}
+
+static int
+ms_left(const struct timespec *dl)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (long long)(dl->tv_sec - now.tv_sec) * 1000 +
+		       (dl->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : (ms > 1000 ? 1000 : (int)ms);
+}
+
+/*
+ * Waits while the future has an operation in flight (rt.lock held).  When
+ * nobody else reads its connection, the waiting thread reads the reply
+ * itself instead of sleeping until the I/O thread wakes it.
+ */
 static int
 fut_wait_locked(struct dw_future *f, int timeout_ms)
 {
@@ -253,10 +390,21 @@ fut_wait_locked(struct dw_future *f, int timeout_ms)
 			dl.tv_sec++, dl.tv_nsec -= 1000000000L;
 	}
 	while (f->op != OP_NONE) {
-		if (timeout_ms < 0)
+		int reading = f->reading || (f->conn && conn_take_reader(f->conn));
+		f->reading = 0;
+		if (reading) {
+			pthread_mutex_unlock(&rt.lock);
+			call_read_turn(f->conn, timeout_ms < 0 ? 1000
+							       : ms_left(&dl));
+			pthread_mutex_lock(&rt.lock);
+		} else if (timeout_ms < 0) {
 			pthread_cond_wait(&f->cv, &rt.lock);
-		else if (pthread_cond_timedwait(&f->cv, &rt.lock, &dl) != 0 &&
-			 f->op != OP_NONE)
+			continue;
+		} else if (pthread_cond_timedwait(&f->cv, &rt.lock, &dl) != 0 &&
+			   f->op != OP_NONE) {
+			return DW_ETIMEDOUT;
+		}
+		if (timeout_ms >= 0 && f->op != OP_NONE && ms_left(&dl) == 0)
 			return DW_ETIMEDOUT;
 	}
 	return DW_OK;
@@ -289,6 +437,11 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 		return err;
 	unsigned char pre[4 + WIRE_NAME_MAX];
 	wire_put_call(pre, (uint8_t)f->mode, fn, nl);
+	f->conn = c;
+	/* A caller about to wait reads its own reply: take the read right
+	 * before the reply can wake the I/O thread. */
+	if (f->mode == WIRE_MODE_FETCH)
+		f->reading = conn_take_reader(c);
 	pthread_mutex_lock(&rt.lock);
 	f->id = ++rt.next_call;
 	f->op = f->mode == WIRE_MODE_DO ? OP_NONE : OP_CALL;
@@ -301,6 +454,9 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 			    arg, len);
 	if (err == DW_OK)
 		return DW_OK;
+	if (f->reading)
+		conn_drop_reader(c);
+	f->reading = 0;
 	pthread_mutex_lock(&rt.lock);
 	if (fm_take(&rt.pending, f->id))
 		f->refs--;
@@ -403,6 +559,10 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
 		return err;
 	pthread_mutex_lock(&rt.lock);
 	err = fut_wait_locked(f, timeout_ms);
+	if (f->reading) {
+		conn_drop_reader(f->conn);
+		f->reading = 0;
+	}
 	if (err == DW_ETIMEDOUT) {
 		if (fm_take(&rt.pending, f->id))
 			f->refs--;
@@ -462,25 +622,51 @@ dw_future_isready(dw_future *f)
 	return r;
 }
 
-/* Asks the worker for a kept result (rt.lock held; released to send). */
+/* Marks f and up to FETCH_AHEAD later ready futures of the same process
+ * as being fetched; returns how many (rt.lock held). */
+static int
+fut_gather_fetch(struct dw_future *f, uint64_t *ids, int max)
+{
+	int n = 0;
+	for (struct dw_future *g = f; g && n < max; g = g->rnext) {
+		if (g != f && (g->pid != f->pid || g->op != OP_NONE ||
+			       g->user_gone))
+			continue;
+		if (fm_put(&rt.pending, g) < 0)
+			break;
+		g->op = OP_FETCH;
+		ids[n++] = g->id;
+	}
+	return n;
+}
+
+/* Asks the worker for a kept result, and the results after it (rt.lock
+ * held; released while sending). */
 static int
 fut_request_fetch(struct dw_future *f)
 {
-	int err;
-	f->op = OP_FETCH;
-	if (fm_put(&rt.pending, f) < 0) {
-		f->op = OP_NONE;
+	static uint64_t ids[FETCH_AHEAD + 1];
+	static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+	int err = DW_OK;
+	pthread_mutex_lock(&ids_lock);
+	int n = fut_gather_fetch(f, ids, FETCH_AHEAD + 1);
+	if (n == 0) {
+		pthread_mutex_unlock(&ids_lock);
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
 	struct conn *c = cl_conn_of(f->pid, &err);
-	if (c)
-		err = conn_send_msg(c, WIRE_FETCH, f->id, NULL, 0, NULL, 0);
-	pthread_mutex_lock(&rt.lock);
-	if (err != DW_OK && fm_take(&rt.pending, f->id)) {
-		f->refs--;
-		fut_fail(f, DW_EEXITED, f->pid, "worker has exited");
+	if (c) {
+		conn_hold(c);
+		for (int i = 0; i < n && err == DW_OK; i++)
+			err = conn_send_msg(c, WIRE_FETCH, ids[i], NULL, 0,
+					    NULL, 0);
+		conn_release(c);
 	}
+	pthread_mutex_unlock(&ids_lock);
+	pthread_mutex_lock(&rt.lock);
+	if (err != DW_OK)
+		call_fail_peer_locked(f->pid, DW_EEXITED, "worker has exited");
 	return DW_OK;
 }
 
@@ -492,6 +678,8 @@ dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 	int err = fut_wait_locked(f, timeout_ms);
 	if (err == DW_OK && f->state == F_READY && !f->have && f->remote &&
 	    f->op == OP_NONE) {
+		if (!f->in_ready)
+			ready_add(f);
 		err = fut_request_fetch(f);
 		if (err == DW_OK)
 			err = fut_wait_locked(f, timeout_ms);
@@ -524,6 +712,7 @@ dw_future_free(dw_future *f)
 	int drop = f->remote && !f->have && f->state == F_READY &&
 		   f->op == OP_NONE;
 	f->user_gone = 1;
+	ready_del(f);
 	int pid = f->pid;
 	uint64_t id = f->id;
 	fut_unref(f);
@@ -551,6 +740,8 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	if (h->type == WIRE_DONE) {
 		f->state = F_READY;
 		f->remote = 1;
+		if (!f->user_gone)
+			ready_add(f);
 	} else if (h->payload == 0 || p[0] != WIRE_OK) {
 		char msg[600];
 		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer,
@@ -565,6 +756,7 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		f->have = 1;
 		f->state = F_READY;
 		f->remote = 0;
+		ready_del(f);
 		p = NULL;
 	}
 	int drop = h->type == WIRE_DONE && f->user_gone;
@@ -577,11 +769,10 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	free(p);
 }
 
-/* Fails every operation pending on pid (rt.lock not held). */
-void
-call_fail_peer(int pid, int err, const char *msg)
+/* Fails every operation pending on pid (rt.lock held). */
+static void
+call_fail_peer_locked(int pid, int err, const char *msg)
 {
-	pthread_mutex_lock(&rt.lock);
 	for (size_t i = 0; i < rt.pending.nb; i++) {
 		struct dw_future **pp = &rt.pending.b[i];
 		while (*pp) {
@@ -596,6 +787,19 @@ call_fail_peer(int pid, int err, const char *msg)
 			fut_unref(f);
 		}
 	}
+	for (struct dw_future *f = ready_head, *n; f; f = n) {
+		n = f->rnext;
+		if (f->pid == pid)
+			fut_fail(f, err, pid, msg);
+	}
+}
+
+/* Fails every operation pending on pid (rt.lock not held). */
+void
+call_fail_peer(int pid, int err, const char *msg)
+{
+	pthread_mutex_lock(&rt.lock);
+	call_fail_peer_locked(pid, err, msg);
 	pthread_mutex_unlock(&rt.lock);
 }
 
@@ -646,7 +850,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	pthread_mutex_lock(&rt.lock);
 	*rt.jobs_tail = j;
 	rt.jobs_tail = &j->next;
-	pthread_cond_broadcast(&rt.cv);
+	pthread_cond_signal(&rt.jobs_cv);
 	pthread_mutex_unlock(&rt.lock);
 }
 
@@ -654,13 +858,7 @@ static void
 call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 {
 	pthread_mutex_lock(&rt.lock);
-	struct kept *k = NULL;
-	for (struct kept **pp = &rt.kept; *pp; pp = &(*pp)->next)
-		if ((*pp)->id == h->ref) {
-			k = *pp;
-			*pp = k->next;
-			break;
-		}
+	struct kept *k = km_take(&rt.kept, h->ref);
 	pthread_mutex_unlock(&rt.lock);
 	if (drop_only || !k) {
 		if (!drop_only)
@@ -715,6 +913,7 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 		pthread_mutex_lock(&rt.lock);
 		rt.exiting = 1;
 		pthread_cond_broadcast(&rt.cv);
+		pthread_cond_broadcast(&rt.jobs_cv);
 		pthread_mutex_unlock(&rt.lock);
 		break;
 	default:
@@ -745,6 +944,14 @@ call_note_interrupt(void)
 	__atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELAXED);
 }
 
+/* Replies wait for one write while more jobs are queued. */
+static int
+exec_more(void)
+{
+	return __atomic_load_n(&rt.jobs, __ATOMIC_RELAXED) != NULL ? CONN_MORE
+								   : 0;
+}
+
 static void
 exec_keep(struct job *j, dw_reply *r)
 {
@@ -759,10 +966,18 @@ exec_keep(struct job *j, dw_reply *r)
 	k->len = r->len;
 	r->owned = 0;
 	pthread_mutex_lock(&rt.lock);
-	k->next = rt.kept;
-	rt.kept = k;
+	int bad = km_put(&rt.kept, k);
 	pthread_mutex_unlock(&rt.lock);
-	conn_send_msg(j->from, WIRE_DONE, j->id, NULL, 0, NULL, 0);
+	if (bad) {
+		free(k->data);
+		free(k);
+		call_reply_error(j->from, j->id, "out of memory keeping the "
+						 "result");
+		return;
+	}
+	struct frame f;
+	frame_init(&f, WIRE_DONE, j->id, NULL, 0, NULL, 0, 0);
+	conn_send(j->from, &f, exec_more());
 }
 
 static void
@@ -782,14 +997,30 @@ exec_job(struct job *j)
 		frame_init(&f, WIRE_RESULT, j->id, &st, 1, r.data, r.len,
 			   r.owned);
 		r.owned = 0;
-		conn_send(j->from, &f, 0);
+		conn_send(j->from, &f, exec_more());
 	} else if (j->call.mode == WIRE_MODE_KEEP) {
 		exec_keep(j, &r);
 	}
 	if (r.owned)
 		free(r.data);
+	if (!exec_more())
+		conn_kick(j->from);
 	free(j->payload);
 	free(j);
+}
+
+/* An idle executor reads the master's link itself when nobody else does,
+ * so a call wakes one thread, not two.  Returns 1 if it took a turn. */
+static int
+exec_idle_read(void)
+{
+	struct conn *c = rt.master;
+	if (!c || !conn_take_reader(c))
+		return 0;
+	pthread_mutex_unlock(&rt.lock);
+	call_read_turn(c, 1000);
+	pthread_mutex_lock(&rt.lock);
+	return 1;
 }
 
 static void *
@@ -799,7 +1030,8 @@ exec_main(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&rt.lock);
 		while (!rt.jobs && !rt.exiting)
-			pthread_cond_wait(&rt.cv, &rt.lock);
+			if (!exec_idle_read())
+				pthread_cond_wait(&rt.jobs_cv, &rt.lock);
 		struct job *j = rt.jobs;
 		if (j) {
 			rt.jobs = j->next;

@@ -285,7 +285,9 @@ cl_register(dw_launch *l, dw_worker_config *wc, int fd,
 		free(w);
 		return DW_ENOMEM;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	/* Blocking: the I/O thread passes MSG_DONTWAIT, a thread reading
+	 * its own reply blocks in recv. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	w->id = wc->id;
 	w->state = W_ACTIVE;
 	w->conn = c;
@@ -402,9 +404,27 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 
 /* ---- leaving and dying ---- */
 
+struct lost_arg {
+	struct worker *w;
+	const char *why;
+};
+
+static void
+cl_lost_cb(void *p)
+{
+	struct lost_arg *a = p;
+	cl_worker_lost(a->w, a->why);
+}
+
+/* Runs on the I/O thread, which owns the socket it closes. */
 void
 cl_worker_lost(struct worker *w, const char *why)
 {
+	if (rt.io_running && !pthread_equal(pthread_self(), rt.io)) {
+		struct lost_arg a = {w, why};
+		loop_run(cl_lost_cb, &a);
+		return;
+	}
 	pthread_mutex_lock(&rt.lock);
 	int state = w->state;
 	w->state = W_GONE;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +25,9 @@ conn_new(int fd, int peer)
 	c->wq_tail = &c->wq;
 	c->max_payload = WIRE_MAX_PAYLOAD;
 	pthread_mutex_init(&c->wlock, NULL);
+	struct timeval tv = {CONN_RECV_TIMEOUT_MS / 1000,
+			     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	return c;
 }
 
@@ -40,9 +44,15 @@ conn_close(struct conn *c)
 	pthread_mutex_lock(&c->wlock);
 	if (!c->closed) {
 		c->closed = 1;
-		if (c->fd >= 0)
+		if (c->fd >= 0 && c->epfd >= 0)
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (c->reader) { /* a reader polls it: wake it, close later */
+			shutdown(c->fd, SHUT_RDWR);
+			c->shut = 1;
+		} else if (c->fd >= 0) {
 			close(c->fd);
-		c->fd = -1;
+			c->fd = -1;
+		}
 	}
 	struct frame *f = c->wq, *n;
 	for (; f; f = n) {
@@ -52,8 +62,6 @@ conn_close(struct conn *c)
 	c->wq = NULL;
 	c->wq_tail = &c->wq;
 	pthread_mutex_unlock(&c->wlock);
-	free(c->pay);
-	c->pay = NULL;
 }
 
 void
@@ -62,6 +70,8 @@ conn_free(struct conn *c)
 	if (!c)
 		return;
 	conn_close(c);
+	free(c->pay);
+	free(c->rbuf);
 	pthread_mutex_destroy(&c->wlock);
 	free(c);
 }
@@ -149,43 +159,146 @@ frame_detach(struct frame *f)
 	return q;
 }
 
+/* Requests the events the I/O thread must handle now (wlock held): input
+ * unless another thread reads, output while frames are queued. */
 static void
-conn_arm_out(struct conn *c)
+conn_rearm(struct conn *c)
 {
-	if (c->out_armed || c->epfd < 0)
+	if (c->epfd < 0 || c->fd < 0 || c->closed)
 		return;
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
+	uint32_t want = (c->reader ? 0 : EPOLLIN) | (c->wq ? EPOLLOUT : 0);
+	if (want == c->armed)
+		return;
+	/* events = EPOLLONESHOT alone keeps the socket registered, silent */
+	struct epoll_event ev = {.events = want | EPOLLONESHOT, .data.ptr = c};
 	if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-		c->out_armed = 1;
+		c->armed = want;
 }
 
 int
-conn_send(struct conn *c, struct frame *f, int heap)
+conn_event(struct conn *c, uint32_t events)
+{
+	pthread_mutex_lock(&c->wlock);
+	c->armed = 0;
+	int can = (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->reader &&
+		  !c->closed;
+	if (can)
+		c->reader = 1;
+	conn_rearm(c);
+	pthread_mutex_unlock(&c->wlock);
+	return can;
+}
+
+int
+conn_take_reader(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	int ok = !c->reader && !c->closed;
+	if (ok) {
+		c->reader = 1;
+		conn_rearm(c); /* the I/O thread must not wake for input */
+	}
+	pthread_mutex_unlock(&c->wlock);
+	return ok;
+}
+
+void
+conn_drop_reader(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	c->reader = 0;
+	if (c->shut && c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	conn_rearm(c);
+	pthread_mutex_unlock(&c->wlock);
+}
+
+int
+conn_wait_readable(struct conn *c, int ms)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	if (c->rlen - c->rpos >= WIRE_HDR)
+		return 1; /* frames already buffered */
+	int r = poll(&p, 1, ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -1;
+	return r;
+}
+
+/* Writes queued frames, many per sendmsg (wlock held).  Returns -1 when
+ * the socket is dead. */
+static int
+conn_write_queue(struct conn *c)
+{
+	while (c->wq && !c->closed) {
+		struct iovec v[128];
+		int n = 0;
+		for (struct frame *f = c->wq; f && n < 127; f = f->next)
+			for (int i = 0; i < f->niov; i++)
+				if (f->iov[i].iov_len)
+					v[n++] = f->iov[i];
+		struct msghdr m = {.msg_iov = v, .msg_iovlen = (size_t)n};
+		ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (w < 0)
+			return -1;
+		while (w > 0 || (c->wq && c->wq->left == 0)) {
+			struct frame *f = c->wq;
+			for (int i = 0; i < f->niov && w > 0; i++) {
+				size_t k = (size_t)w < f->iov[i].iov_len
+						   ? (size_t)w
+						   : f->iov[i].iov_len;
+				f->iov[i].iov_base = (char *)f->iov[i].iov_base + k;
+				f->iov[i].iov_len -= k;
+				f->left -= k;
+				w -= (ssize_t)k;
+			}
+			if (f->left)
+				break;
+			c->wq = f->next;
+			if (!c->wq)
+				c->wq_tail = &c->wq;
+			frame_free(f);
+		}
+	}
+	conn_rearm(c);
+	return 0;
+}
+
+static int
+conn_enqueue(struct conn *c, struct frame *f)
+{
+	struct frame *q = frame_detach(f);
+	if (!q)
+		return DW_ENOMEM;
+	*c->wq_tail = q;
+	c->wq_tail = &q->next;
+	return DW_OK;
+}
+
+int
+conn_send(struct conn *c, struct frame *f, int flags)
 {
 	int err = DW_OK;
 	pthread_mutex_lock(&c->wlock);
+	int batch = c->hold || (flags & CONN_MORE);
 	if (c->closed) {
 		err = DW_ECLOSED;
-	} else if (!c->wq && frame_write(c->fd, f) < 0) {
+	} else if (!c->wq && !batch) {
+		if (frame_write(c->fd, f) < 0)
+			err = DW_ECLOSED;
+		else if (f->left && (err = conn_enqueue(c, f)) == DW_OK)
+			conn_rearm(c);
+	} else if ((err = conn_enqueue(c, f)) == DW_OK && !batch &&
+		   conn_write_queue(c) < 0) {
 		err = DW_ECLOSED;
-	} else if (f->left) {
-		struct frame *q = heap ? f : frame_detach(f);
-		if (!q) {
-			err = DW_ENOMEM;
-		} else {
-			if (!heap)
-				f->own = NULL;
-			*c->wq_tail = q;
-			c->wq_tail = &q->next;
-			conn_arm_out(c);
-			heap = 0;
-		}
 	}
 	pthread_mutex_unlock(&c->wlock);
-	if (heap)
-		frame_free(f);
-	else if (f->left == 0 || err != DW_OK)
-		free(f->own), f->own = NULL;
+	free(f->own);
+	f->own = NULL;
 	return err;
 }
 
@@ -198,29 +311,37 @@ conn_send_msg(struct conn *c, uint8_t type, uint64_t ref, const void *prefix,
 	return conn_send(c, &f, 0);
 }
 
+void
+conn_hold(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	c->hold++;
+	pthread_mutex_unlock(&c->wlock);
+}
+
+void
+conn_release(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	if (--c->hold == 0 && c->wq && !c->closed)
+		conn_write_queue(c);
+	pthread_mutex_unlock(&c->wlock);
+}
+
+void
+conn_kick(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	if (!c->hold && c->wq && !c->closed)
+		conn_write_queue(c);
+	pthread_mutex_unlock(&c->wlock);
+}
+
 int
 conn_flush(struct conn *c)
 {
-	int rc = 0;
 	pthread_mutex_lock(&c->wlock);
-	while (c->wq && !c->closed) {
-		struct frame *f = c->wq;
-		if (frame_write(c->fd, f) < 0) {
-			rc = -1;
-			break;
-		}
-		if (f->left)
-			break;
-		c->wq = f->next;
-		if (!c->wq)
-			c->wq_tail = &c->wq;
-		frame_free(f);
-	}
-	if (!c->wq && c->out_armed && !c->closed) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-		epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-		c->out_armed = 0;
-	}
+	int rc = c->closed ? 0 : conn_write_queue(c);
 	pthread_mutex_unlock(&c->wlock);
 	return rc;
 }
@@ -238,60 +359,129 @@ conn_recv(int fd, void *buf, size_t want)
 	return -1;
 }
 
+/* Hands every complete frame of the read buffer to fn; starts reading a
+ * large frame straight into its own buffer.  Returns -1 on a malformed
+ * frame or a closed connection. */
 static int
-conn_read_header(struct conn *c, char *why, size_t whylen)
+conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
+	   size_t whylen)
 {
-	ssize_t r = conn_recv(c->fd, c->hbuf + c->hgot, WIRE_HDR - c->hgot);
-	if (r < 0) {
-		snprintf(why, whylen, c->hgot ? "connection closed inside a "
-						"frame header"
-					      : "connection closed");
-		return -1;
+	while (!c->in_big && c->rlen - c->rpos >= WIRE_HDR) {
+		struct wire_hdr h;
+		if (wire_parse_hdr(c->rbuf + c->rpos, c->max_payload, &h, why,
+				   whylen) < 0)
+			return -1;
+		size_t avail = c->rlen - c->rpos - WIRE_HDR;
+		if (avail < h.payload && h.payload <= CONN_RBUF - WIRE_HDR)
+			break; /* the rest fits the buffer: read more */
+		unsigned char *p = malloc(h.payload ? h.payload : 1);
+		if (!p) {
+			snprintf(why, whylen, "out of memory for a %u-byte "
+					      "frame",
+				 h.payload);
+			return -1;
+		}
+		size_t take = avail < h.payload ? avail : h.payload;
+		memcpy(p, c->rbuf + c->rpos + WIRE_HDR, take);
+		c->rpos += WIRE_HDR + take;
+		if (take < h.payload) {
+			c->in_big = 1;
+			c->h = h;
+			c->pay = p;
+			c->pgot = take;
+			break;
+		}
+		fn(arg, c, &h, p);
+		if (c->closed)
+			return -1;
 	}
-	c->hgot += (size_t)r;
-	if (c->hgot < WIRE_HDR)
-		return 1; /* wait for the rest */
-	if (wire_parse_hdr(c->hbuf, c->max_payload, &c->h, why, whylen) < 0)
-		return -1;
-	c->pgot = 0;
-	c->pay = malloc(c->h.payload ? c->h.payload : 1);
-	if (!c->pay) {
-		snprintf(why, whylen, "out of memory for a %u-byte frame",
-			 c->h.payload);
-		return -1;
-	}
+	if (c->rpos == c->rlen)
+		c->rpos = c->rlen = 0;
 	return 0;
+}
+
+/* Reads the rest of a large frame into place; 1 when it is complete. */
+static int
+conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
+	      size_t whylen)
+{
+	ssize_t r = conn_recv(c->fd, c->pay + c->pgot, c->h.payload - c->pgot);
+	if (r < 0) {
+		snprintf(why, whylen, "connection closed inside a frame");
+		return -1;
+	}
+	c->pgot += (size_t)r;
+	if (c->pgot < c->h.payload)
+		return r == 0 ? 0 : 2;
+	unsigned char *p = c->pay;
+	c->pay = NULL;
+	c->in_big = 0;
+	fn(arg, c, &c->h, p);
+	return c->closed ? -1 : 1;
 }
 
 int
 conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	  size_t whylen)
 {
-	for (int budget = 64; budget > 0; budget--) {
-		if (c->hgot < WIRE_HDR) {
-			int r = conn_read_header(c, why, whylen);
-			if (r != 0)
-				return r < 0 ? -1 : 0;
-		}
-		if (c->pgot < c->h.payload) {
-			ssize_t r = conn_recv(c->fd, c->pay + c->pgot,
-					      c->h.payload - c->pgot);
-			if (r < 0) {
-				snprintf(why, whylen,
-					 "connection closed inside a frame");
-				return -1;
-			}
-			c->pgot += (size_t)r;
-			if (c->pgot < c->h.payload)
-				return 0;
-		}
-		unsigned char *p = c->pay;
-		struct wire_hdr h = c->h;
-		c->pay = NULL;
-		c->hgot = 0;
-		fn(arg, c, &h, p);
-		if (c->closed)
-			return -1;
+	if (!c->rbuf && !(c->rbuf = malloc(CONN_RBUF))) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
 	}
-	return 0;
+	for (int budget = 16; budget > 0; budget--) {
+		if (conn_parse(c, fn, arg, why, whylen) < 0)
+			return -1;
+		if (c->in_big) {
+			int r = conn_read_big(c, fn, arg, why, whylen);
+			if (r <= 0)
+				return r;
+			continue;
+		}
+		if (c->rpos) {
+			memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+			c->rlen -= c->rpos;
+			c->rpos = 0;
+		}
+		ssize_t r = conn_recv(c->fd, c->rbuf + c->rlen,
+				      CONN_RBUF - c->rlen);
+		if (r < 0) {
+			snprintf(why, whylen, c->rlen ? "connection closed "
+							"inside a frame"
+						      : "connection closed");
+			return -1;
+		}
+		if (r == 0)
+			return 0;
+		c->rlen += (size_t)r;
+		if (c->rlen < CONN_RBUF) /* the socket had no more: done */
+			return conn_parse(c, fn, arg, why, whylen);
+	}
+	return conn_parse(c, fn, arg, why, whylen);
+}
+
+int
+conn_recv_blocking(struct conn *c)
+{
+	if (!c->rbuf && !(c->rbuf = malloc(CONN_RBUF)))
+		return -1;
+	if (c->rpos) {
+		memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+		c->rlen -= c->rpos;
+		c->rpos = 0;
+	}
+	ssize_t r = recv(c->fd, c->rbuf + c->rlen, CONN_RBUF - c->rlen, 0);
+	if (r > 0) {
+		c->rlen += (size_t)r;
+		return 1;
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return -1;
+}
+
+int
+conn_parse_buffered(struct conn *c, conn_frame_fn fn, void *arg, char *why,
+		    size_t whylen)
+{
+	return conn_parse(c, fn, arg, why, whylen);
 }

@@ -36,16 +36,24 @@ struct conn {
 	int epfd;        /* the loop's epoll, for EPOLLOUT */
 	pthread_mutex_t wlock;
 	struct frame *wq, **wq_tail; /* queued frames (wlock) */
-	int out_armed;   /* EPOLLOUT requested (wlock) */
+	uint32_t armed;  /* epoll events requested, one-shot (wlock) */
+	int reader;      /* a thread holds the right to read (wlock) */
+	int shut;        /* closed while someone reads: close at release */
 	int closed;      /* no more writes (wlock) */
+	int hold;        /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
-	/* reading, I/O thread only */
-	unsigned char hbuf[WIRE_HDR];
-	size_t hgot;
+	/* reading, I/O thread only: a buffer of incoming bytes, and the
+	 * payload of a large frame being read straight into place */
+	unsigned char *rbuf;
+	size_t rpos, rlen;
+	int in_big;
 	struct wire_hdr h;
 	unsigned char *pay;
 	size_t pgot;
 };
+
+#define CONN_RBUF (64u << 10)
+#define CONN_MORE 1 /* conn_send flag: more frames follow, do not write yet */
 
 /* A connection on a connected non-blocking socket fd (owned). */
 struct conn *conn_new(int fd, int peer);
@@ -61,22 +69,46 @@ void frame_init(struct frame *f, uint8_t type, uint64_t ref,
 		int own);
 
 /*
- * Sends a frame (any thread).  If it cannot all be written now and
- * `borrowed` bodies must not outlive the call, set copy: the unsent part
- * is copied.  f is consumed (freed here or by the queue) when heap is 1;
- * a stack frame (heap 0) is copied if it must be queued.  Returns DW_OK
- * or DW_ECLOSED.
+ * Sends a stack frame (any thread).  When nothing is queued and nobody
+ * holds the connection, it is written straight away; what the socket does
+ * not take is queued (a borrowed body is copied, an owned one handed over)
+ * and the I/O thread finishes it.  With CONN_MORE, or while the connection
+ * is held, the frame is queued for one writev with the frames after it.
+ * Returns DW_OK, DW_ECLOSED or DW_ENOMEM.
  */
-int conn_send(struct conn *c, struct frame *f, int heap);
+int conn_send(struct conn *c, struct frame *f, int flags);
 
-/* Convenience: sends a header + prefix + body, copying what must wait. */
+/* Convenience: sends a header + prefix + body. */
 int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
 		  const void *prefix, size_t plen, const void *body,
 		  size_t blen);
 
+/* Batching: while held, sends only queue; the last release writes
+ * everything queued in one go.  conn_kick writes what is queued. */
+void conn_hold(struct conn *c);
+void conn_release(struct conn *c);
+void conn_kick(struct conn *c);
+
 /* I/O thread: writes queued frames on EPOLLOUT.  Returns 0 or -1 on a
  * write error (the connection is dead). */
 int conn_flush(struct conn *c);
+
+/*
+ * The right to read.  The I/O thread reads a connection unless another
+ * thread holds this right: a caller waiting for its reply, or an idle
+ * executor, may read the socket itself and save two thread wake-ups.
+ * The socket is registered one-shot; releasing re-arms it so the I/O
+ * thread takes over.  conn_take_reader returns 1 when taken.
+ */
+int conn_take_reader(struct conn *c);
+void conn_drop_reader(struct conn *c);
+/* The I/O thread got an event: clears the one-shot arming; returns 1 if
+ * it may read (and then holds the right). */
+int conn_event(struct conn *c, uint32_t events);
+/* Waits up to ms for bytes (the caller holds the right): 1 readable,
+ * 0 timeout, -1 error. */
+int conn_wait_readable(struct conn *c, int ms);
+
 
 /* I/O thread: reads what is available.  For each whole frame calls
  * fn(arg, c, hdr, payload) — payload is malloc'd and handed over.
@@ -86,5 +118,14 @@ typedef void (*conn_frame_fn)(void *arg, struct conn *c,
 			      const struct wire_hdr *h, unsigned char *payload);
 int conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	      size_t whylen);
+
+/* Blocks up to CONN_RECV_TIMEOUT_MS in one recv into the read buffer (the
+ * caller holds the right; no frame is being read in place): 1 bytes came,
+ * 0 timeout, -1 closed. */
+#define CONN_RECV_TIMEOUT_MS 1000
+int conn_recv_blocking(struct conn *c);
+/* Hands on the complete frames already buffered (no reading). */
+int conn_parse_buffered(struct conn *c, conn_frame_fn fn, void *arg,
+			char *why, size_t whylen);
 
 #endif

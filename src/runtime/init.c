@@ -14,6 +14,7 @@
 struct rt rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
+	.jobs_cv = PTHREAD_COND_INITIALIZER,
 	.epfd = -1,
 	.evfd = -1,
 	.tfd = -1,

@@ -69,9 +69,11 @@ loop_commands(void)
 int
 loop_add_conn(struct conn *c)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT,
+				 .data.ptr = c};
 	pthread_mutex_lock(&c->wlock);
 	c->epfd = rt.epfd;
+	c->armed = EPOLLIN;
 	int rc = epoll_ctl(rt.epfd, EPOLL_CTL_ADD, c->fd, &ev);
 	pthread_mutex_unlock(&c->wlock);
 	return rc == 0 ? DW_OK : dw_err_from_errno(errno);
@@ -131,20 +133,12 @@ fwd_readable(struct fwd *f)
 	f->fd = -1;
 }
 
-static void
-loop_conn_event(struct conn *c, uint32_t events)
+/* A connection ended (EOF, error, malformed frame): a worker's master
+ * link ends the worker; a master's worker link loses that worker. */
+void
+loop_conn_lost(struct conn *c, const char *why)
 {
-	char why[256] = "connection closed";
-	if (events & EPOLLOUT && conn_flush(c) < 0)
-		snprintf(why, sizeof why, "write failed");
-	else if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	else if (conn_read(c, call_on_frame, NULL, why, sizeof why) == 0)
-		return;
-	if (c->fd >= 0)
-		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	if (rt.role == RT_WORKER) {
-		conn_close(c);
 		pthread_mutex_lock(&rt.lock);
 		if (!rt.exiting)
 			rt_log("worker %d: link to the master lost (%s); "
@@ -152,6 +146,7 @@ loop_conn_event(struct conn *c, uint32_t events)
 			       rt.myid, why);
 		rt.exiting = 1;
 		pthread_cond_broadcast(&rt.cv);
+		pthread_cond_broadcast(&rt.jobs_cv);
 		pthread_mutex_unlock(&rt.lock);
 		return;
 	}
@@ -161,7 +156,32 @@ loop_conn_event(struct conn *c, uint32_t events)
 	if (w)
 		cl_worker_lost(w, why);
 	else
-		conn_close(c);
+		loop_run((void (*)(void *))conn_close, c);
+}
+
+/* Reads what is there while holding the right to read; replies to a batch
+ * of frames go out in one write.  Returns 0, or -1 when the connection
+ * ended (why says how). */
+int
+loop_read_conn(struct conn *c, char *why, size_t len)
+{
+	conn_hold(c);
+	int r = conn_read(c, call_on_frame, NULL, why, len);
+	conn_release(c);
+	return r;
+}
+
+static void
+loop_conn_event(struct conn *c, uint32_t events)
+{
+	char why[256] = "connection closed";
+	int bad = events & EPOLLOUT && conn_flush(c) < 0;
+	if (conn_event(c, events)) {
+		bad |= loop_read_conn(c, why, sizeof why) < 0;
+		conn_drop_reader(c);
+	}
+	if (bad && !c->closed)
+		loop_conn_lost(c, why);
 }
 
 static void

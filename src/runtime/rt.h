@@ -56,9 +56,16 @@ struct kept {
 	size_t len;
 };
 
+/* Results a worker keeps until fetched: call id -> kept (rt.lock). */
+struct keptmap {
+	struct kept **b;
+	size_t nb, n;
+};
+
 struct rt {
 	pthread_mutex_t lock; /* everything below unless said otherwise */
-	pthread_cond_t cv;    /* workers joining/leaving, jobs, stop */
+	pthread_cond_t cv;    /* workers leaving, I/O commands, exiting */
+	pthread_cond_t jobs_cv; /* a job for the executors, or exiting */
 	int role;
 	int myid;
 	dw_options opts;
@@ -78,7 +85,7 @@ struct rt {
 	uint64_t next_call;
 	/* worker side */
 	struct job *jobs, **jobs_tail;
-	struct kept *kept;
+	struct keptmap kept;
 	pthread_t *execs;
 	int nexecs;
 	int exiting;
@@ -99,6 +106,8 @@ void loop_stop(void);
 void loop_run(void (*fn)(void *), void *arg);
 int loop_add_conn(struct conn *c);
 int loop_add_fwd(struct fwd *f);
+int loop_read_conn(struct conn *c, char *why, size_t len);
+void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
 
 /* cluster.c */
