@@ -188,6 +188,11 @@ test_flat_memory(void)
 	}
 	long after = remote_rss(2);
 	CHECK(before > 0 && after > 0);
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan's quarantine holds freed memory back on purpose */
+	printf("flat memory: not checked under AddressSanitizer\n");
+	after = before;
+#endif
 	if (after - before > 2048) {
 		fprintf(stderr, "worker RSS grew from %ld to %ld kB\n", before,
 			after);

@@ -742,17 +742,17 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		f->remote = 1;
 		if (!f->user_gone)
 			ready_add(f);
-	} else if (h->payload == 0 || p[0] != WIRE_OK) {
+	} else if (h->flags & WIRE_FLAG_ERROR) {
 		char msg[600];
-		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer,
-			 h->payload > 1 ? (int)(h->payload - 1) : 0,
-			 h->payload > 1 ? (const char *)p + 1 : "");
+		int n = h->payload > 500 ? 500 : (int)h->payload;
+		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer, n,
+			 (const char *)p);
 		fut_fail(f, DW_EREMOTE, c->peer, msg);
-	} else {
+	} else { /* the payload is the result: no copy, malloc-aligned */
 		free(f->buf);
 		f->buf = p;
-		f->off = 1;
-		f->len = h->payload - 1;
+		f->off = 0;
+		f->len = h->payload;
 		f->have = 1;
 		f->state = F_READY;
 		f->remote = 0;
@@ -826,8 +826,10 @@ call_fail_all(void)
 static void
 call_reply_error(struct conn *c, uint64_t id, const char *msg)
 {
-	unsigned char st = WIRE_ERROR;
-	conn_send_msg(c, WIRE_RESULT, id, &st, 1, msg, strlen(msg));
+	struct frame f;
+	frame_init(&f, WIRE_RESULT, id, NULL, 0, msg, strlen(msg), 0);
+	f.head[5] = WIRE_FLAG_ERROR;
+	conn_send(c, &f, 0);
 }
 
 static void
@@ -837,8 +839,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	struct job *j = malloc(sizeof *j);
 	if (!j || wire_parse_call(p, h->payload, &j->call, why, sizeof why)) {
 		if (j)
-			rt_log("process %d: malformed call from %d: %s",
-			       rt.myid, c->peer, why);
+			conn_fail(c, "malformed call: %s", why);
 		free(j);
 		free(p);
 		return;
@@ -869,9 +870,8 @@ call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 		free(k);
 		return;
 	}
-	unsigned char st = WIRE_OK;
 	struct frame f;
-	frame_init(&f, WIRE_RESULT, h->ref, &st, 1, k->data, k->len, 1);
+	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, k->data, k->len, 1);
 	conn_send(c, &f, 0);
 	free(k);
 }
@@ -917,10 +917,7 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 		pthread_mutex_unlock(&rt.lock);
 		break;
 	default:
-		rt_log("process %d: unexpected frame type %d from process %d; "
-		       "closing the connection",
-		       rt.myid, h->type, c->peer);
-		conn_close(c);
+		conn_fail(c, "unexpected frame type %d", h->type);
 	}
 	free(p);
 }
@@ -992,9 +989,8 @@ exec_job(struct job *j)
 		else
 			call_reply_error(j->from, j->id, r.err);
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
-		unsigned char st = WIRE_OK;
 		struct frame f;
-		frame_init(&f, WIRE_RESULT, j->id, &st, 1, r.data, r.len,
+		frame_init(&f, WIRE_RESULT, j->id, NULL, 0, r.data, r.len,
 			   r.owned);
 		r.owned = 0;
 		conn_send(j->from, &f, exec_more());

@@ -1,5 +1,6 @@
 /* Connections: frame reading and the direct-or-queued write path. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,16 @@ conn_send_msg(struct conn *c, uint8_t type, uint64_t ref, const void *prefix,
 }
 
 void
+conn_fail(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->bad_why, sizeof c->bad_why, fmt, ap);
+	va_end(ap);
+	c->bad = 1;
+}
+
+void
 conn_hold(struct conn *c)
 {
 	pthread_mutex_lock(&c->wlock);
@@ -392,6 +403,10 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 			break;
 		}
 		fn(arg, c, &h, p);
+		if (c->bad) {
+			snprintf(why, whylen, "%s", c->bad_why);
+			return -1;
+		}
 		if (c->closed)
 			return -1;
 	}
@@ -417,7 +432,9 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	c->pay = NULL;
 	c->in_big = 0;
 	fn(arg, c, &c->h, p);
-	return c->closed ? -1 : 1;
+	if (c->bad)
+		snprintf(why, whylen, "%s", c->bad_why);
+	return c->closed || c->bad ? -1 : 1;
 }
 
 int

@@ -39,6 +39,8 @@ struct conn {
 	uint32_t armed;  /* epoll events requested, one-shot (wlock) */
 	int reader;      /* a thread holds the right to read (wlock) */
 	int shut;        /* closed while someone reads: close at release */
+	int bad;         /* a frame handler found the peer misbehaving */
+	char bad_why[160];
 	int closed;      /* no more writes (wlock) */
 	int hold;        /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
@@ -82,6 +84,11 @@ int conn_send(struct conn *c, struct frame *f, int flags);
 int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
 		  const void *prefix, size_t plen, const void *body,
 		  size_t blen);
+
+/* For a frame handler: the frame was malformed; reading stops and the
+ * connection is dropped with this reason. */
+void conn_fail(struct conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Batching: while held, sends only queue; the last release writes
  * everything queued in one go.  conn_kick writes what is queued. */

@@ -37,7 +37,9 @@ wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
 				 len - 12u);
 	if (p[4] == 0 || p[4] > WIRE_TYPE_MAX)
 		return wire_fail(why, whylen, "unknown frame type %llu", p[4]);
-	if (p[5] != 0 || wire_get_u16(p + 6) != 0)
+	int flags_ok = p[5] == 0 ||
+		       (p[4] == WIRE_RESULT && p[5] == WIRE_FLAG_ERROR);
+	if (!flags_ok || wire_get_u16(p + 6) != 0)
 		return wire_fail(why, whylen,
 				 "reserved header bits set (flags %llu)", p[5]);
 	h->payload = len - 12u;

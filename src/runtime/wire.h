@@ -37,7 +37,9 @@ enum wire_call_mode {
 	WIRE_MODE_DO = 3,    /* no reply */
 };
 
-enum wire_status { WIRE_OK = 0, WIRE_ERROR = 1 };
+/* Header flags.  Only RESULT may carry one: its payload is then the
+ * error message instead of the result. */
+#define WIRE_FLAG_ERROR 1u
 
 struct wire_hdr {
 	uint32_t payload; /* bytes after the 16-byte header */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,15 +114,26 @@ fail:
 	lm_close_pair(ep);
 }
 
+/* Signals a worker we started; never a pid <= 0, which would reach a
+ * process group or every process. */
+static void
+lm_signal(int pid, int sig)
+{
+	if (pid > 0)
+		kill(pid, sig);
+}
+
 static void
 lm_reap(int pid, int ms)
 {
+	if (pid <= 0)
+		return;
 	for (int waited = 0;; waited++) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 		if (r == pid || (r < 0 && errno == ECHILD))
 			return;
 		if (waited >= ms) {
-			kill(pid, SIGKILL);
+			lm_signal(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			return;
 		}
@@ -139,7 +151,7 @@ lm_manage(void *self, dw_worker_config *wc, int op)
 	if (op == DW_MANAGE_REGISTER) {
 		w->registered = 1;
 	} else if (op == DW_MANAGE_INTERRUPT) {
-		kill(w->pid, SIGINT);
+		lm_signal(w->pid, SIGINT);
 	} else if (op == DW_MANAGE_FINALIZE) {
 		if (w->in_fd >= 0)
 			close(w->in_fd);
@@ -162,7 +174,7 @@ lm_kill(void *self, dw_worker_config *wc)
 	(void)self;
 	struct lw *w = wc->data;
 	if (w)
-		kill(w->pid, SIGKILL);
+		lm_signal(w->pid, SIGKILL);
 	return DW_OK;
 }
 
@@ -213,8 +225,13 @@ lm_parse_addr(const char *line, dw_worker_config *wc)
 static void
 lm_describe_exit(struct spawn *s, char *why, size_t len)
 {
-	int st;
-	if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+	int st, got = 0;
+	for (int i = 0; i < 200 && !got; i++) { /* its exit follows EOF */
+		got = waitpid(s->pid, &st, WNOHANG) == s->pid;
+		if (!got)
+			usleep(1000);
+	}
+	if (got) {
 		s->pid = -1;
 		if (WIFEXITED(st))
 			snprintf(why, len, "exited with status %d before "
@@ -230,6 +247,23 @@ lm_describe_exit(struct spawn *s, char *why, size_t len)
 	}
 }
 
+/* Writes to a worker's stdin without letting a dead reader's SIGPIPE end
+ * this process: the signal is blocked and a pending one consumed. */
+static void
+lm_write_stdin(int fd, const char *s)
+{
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	ssize_t r = write(fd, s, strlen(s));
+	if (r < 0 && errno == EPIPE) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Sends the cookie, waits for the address, hands the worker to the core. */
 static void
 lm_join(struct local *L, struct spawn *s, int id, dw_launch *l)
@@ -241,14 +275,16 @@ lm_join(struct local *L, struct spawn *s, int id, dw_launch *l)
 			       .out_fd = s->out_fd, .err_fd = s->err_fd,
 			       .data = w};
 	if (!w) {
-		kill(s->pid, SIGKILL);
+		lm_signal(s->pid, SIGKILL);
 		lm_reap(s->pid, 0);
 		close(s->in_fd), close(s->out_fd), close(s->err_fd);
 		return;
 	}
 	*w = (struct lw){.pid = s->pid, .in_fd = s->in_fd};
-	ssize_t wr = write(s->in_fd, ck, strlen(ck));
-	wr += write(s->in_fd, "\n", 1);
+	/* a worker that died early shows up when its address is read */
+	char msg[WIRE_COOKIE_MAX + 2];
+	snprintf(msg, sizeof msg, "%s\n", ck);
+	lm_write_stdin(s->in_fd, msg);
 	uint64_t dl = rt_now_ms() + (uint64_t)L->o.launch_timeout_ms;
 	int r = lm_read_addr(s->out_fd, dl, line, sizeof line);
 	if (r == 0 && lm_parse_addr(line, &wc) == 0) {
@@ -334,7 +370,8 @@ lm_build(struct local *L, const dw_local_options *o)
 	if (!(L->envp = calloc(ne + nx + 1, sizeof *L->envp)))
 		return DW_ENOMEM;
 	memcpy(L->envp, environ, ne * sizeof *L->envp);
-	memcpy(L->envp + ne, L->o.env, nx * sizeof *L->envp);
+	if (nx)
+		memcpy(L->envp + ne, L->o.env, nx * sizeof *L->envp);
 	return DW_OK;
 }
 
