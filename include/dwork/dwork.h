@@ -36,7 +36,30 @@ typedef struct dw_options {
 				     (10000) */
 	const char *bind_addr;   /* address local workers listen on
 				    ("127.0.0.1") */
+	const char *trace;       /* NULL: DWORK_TRACE decides; "0": off;
+				    "1": on in ./<program>.trace; else the
+				    trace directory */
+	int clock_sync_ms;       /* period of clock measurements (10000) */
+	int no_merge;            /* 1: leave the per-process files unmerged */
 } dw_options;
+
+/*
+ * Trace records of the runtime (docs/tracing.md).  States use Paraver's
+ * numbers (enum dwt_state in dwork/trace.h).
+ */
+enum dw_trace_type {
+	DW_EV_FUNCTION = 71000001,  /* remote function running: its id; 0 ends */
+	DW_EV_CALL = 71000002,      /* a call issued: the function's id */
+	DW_EV_MSG_SENT = 71000003,  /* a frame sent: its type */
+	DW_EV_MSG_RECV = 71000004,  /* a frame received: its type */
+	DW_EV_BYTES = 71000005,     /* payload bytes of that frame */
+	DW_EV_WORKER_JOIN = 71000006, /* a worker joined: its id */
+	DW_EV_WORKER_LEAVE = 71000007, /* a worker left: its id */
+};
+
+/* The id of a registered function in traces: a 32-bit hash of its name
+ * (the same in every process). */
+DW_API uint32_t dw_function_id(const char *name);
 
 /*
  * The first call of main().  In the master: consumes "-p N", "--procs N",

@@ -121,6 +121,9 @@ DW_API void dwt_set_active(int on);
 /* The trace directory in use, or NULL when not tracing. */
 DW_API const char *dwt_dir(void);
 
+/* The program name used in file names, or NULL when not tracing. */
+DW_API const char *dwt_program(void);
+
 /* ---- records (hot path) ---- */
 
 /* One event: any 32-bit type, a 64-bit value. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "runtime/rt.h"
+#include "runtime/rtrace.h"
 
 enum fut_state { F_PENDING = 0, F_READY, F_FAILED };
 enum fut_op { OP_NONE = 0, OP_CALL, OP_FETCH };
@@ -94,6 +95,33 @@ call_lookup(const char *name, size_t len)
 		if (strlen(e->name) == len && !memcmp(e->name, name, len))
 			return e->fn;
 	return NULL;
+}
+
+void
+call_each_function(void (*fn)(const char *name))
+{
+	for (struct fnent *e = __atomic_load_n(&fns, __ATOMIC_ACQUIRE); e;
+	     e = e->next)
+		fn(e->name);
+}
+
+/* FNV-1a: the same id for the same name in every process. */
+DW_API uint32_t
+dw_function_id(const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h ? h : 1;
+}
+
+static uint32_t
+call_fn_id(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h ? h : 1;
 }
 
 /* ---- replies ---- */
@@ -344,6 +372,7 @@ call_read_turn(struct conn *c, int ms)
 {
 	char why[256] = "connection closed";
 	int r;
+	rtr_push(DWT_STATE_SEND_RECEIVE);
 	if (ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
 	    c->rlen - c->rpos < WIRE_HDR) {
 		/* one blocking recv, as a plain client would do */
@@ -358,6 +387,7 @@ call_read_turn(struct conn *c, int ms)
 		r = loop_read_conn(c, why, sizeof why) < 0 ? -1 : 0;
 	}
 	conn_drop_reader(c);
+	rtr_pop();
 	if (r < 0 && !c->closed)
 		loop_conn_lost(c, why);
 	return r;
@@ -373,13 +403,8 @@ ms_left(const struct timespec *dl)
 	return ms < 0 ? 0 : (ms > 1000 ? 1000 : (int)ms);
 }
 
-/*
- * Waits while the future has an operation in flight (rt.lock held).  When
- * nobody else reads its connection, the waiting thread reads the reply
- * itself instead of sleeping until the I/O thread wakes it.
- */
 static int
-fut_wait_locked(struct dw_future *f, int timeout_ms)
+fut_wait_loop(struct dw_future *f, int timeout_ms)
 {
 	struct timespec dl;
 	clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -408,6 +433,22 @@ fut_wait_locked(struct dw_future *f, int timeout_ms)
 			return DW_ETIMEDOUT;
 	}
 	return DW_OK;
+}
+
+/*
+ * Waits while the future has an operation in flight (rt.lock held).  When
+ * nobody else reads its connection, the waiting thread reads the reply
+ * itself instead of sleeping until the I/O thread wakes it.
+ */
+static int
+fut_wait_locked(struct dw_future *f, int timeout_ms)
+{
+	if (f->op == OP_NONE)
+		return DW_OK;
+	rtr_push(DWT_STATE_WAITING_MESSAGE);
+	int err = fut_wait_loop(f, timeout_ms);
+	rtr_pop();
+	return err;
 }
 
 static int
@@ -450,8 +491,14 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
+	rtr_user_thread();
+	rtr_push(DWT_STATE_BLOCKING_SEND);
+	rtr_event(DW_EV_CALL, call_fn_id(fn, nl));
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0,
+		 len);
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl),
 			    arg, len);
+	rtr_pop();
 	if (err == DW_OK)
 		return DW_OK;
 	if (f->reading)
@@ -570,6 +617,8 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
 		rt_set_err(pid, "no result from process %d within %d ms", pid,
 			   timeout_ms);
 	} else if ((err = fut_result_err(f)) == DW_OK) {
+		if (f->conn) /* not a call to this process itself */
+			rtr_comm(DWT_RECV | DWT_LOGICAL, pid, f->id, 1, f->len);
 		*reslen = f->len;
 		if (f->off == 0) {
 			*res = f->buf;
@@ -596,6 +645,8 @@ DW_API int
 dw_future_wait_timeout(dw_future *f, int timeout_ms)
 {
 	pthread_mutex_lock(&rt.lock);
+	rtr_user_thread();
+	int was_pending = f->op == OP_CALL;
 	int err = fut_wait_locked(f, timeout_ms);
 	if (err == DW_ETIMEDOUT)
 		rt_set_err(f->pid, "process %d did not complete the call "
@@ -603,6 +654,8 @@ dw_future_wait_timeout(dw_future *f, int timeout_ms)
 			   f->pid, timeout_ms);
 	else
 		err = fut_result_err(f);
+	if (err == DW_OK && was_pending && f->remote)
+		rtr_comm(DWT_RECV | DWT_LOGICAL, f->pid, f->id, 1, 0);
 	pthread_mutex_unlock(&rt.lock);
 	return err;
 }
@@ -658,9 +711,12 @@ fut_request_fetch(struct dw_future *f)
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (c) {
 		conn_hold(c);
-		for (int i = 0; i < n && err == DW_OK; i++)
+		for (int i = 0; i < n && err == DW_OK; i++) {
+			rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid,
+				 ids[i], 2, 0);
 			err = conn_send_msg(c, WIRE_FETCH, ids[i], NULL, 0,
 					    NULL, 0);
+		}
 		conn_release(c);
 	}
 	pthread_mutex_unlock(&ids_lock);
@@ -674,10 +730,15 @@ DW_API int
 dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 			int timeout_ms)
 {
+	rtr_user_thread();
 	pthread_mutex_lock(&rt.lock);
+	int fetched_here = 0;
 	int err = fut_wait_locked(f, timeout_ms);
+	if (err == DW_OK && f->op == OP_FETCH)
+		fetched_here = 1; /* read ahead by an earlier fetch */
 	if (err == DW_OK && f->state == F_READY && !f->have && f->remote &&
 	    f->op == OP_NONE) {
+		fetched_here = 1;
 		if (!f->in_ready)
 			ready_add(f);
 		err = fut_request_fetch(f);
@@ -692,6 +753,9 @@ dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 	if (err == DW_OK) {
 		*res = f->buf ? f->buf + f->off : NULL;
 		*len = f->len;
+		if (fetched_here)
+			rtr_comm(DWT_RECV | DWT_LOGICAL, f->pid, f->id, 3,
+				 f->len);
 	}
 	pthread_mutex_unlock(&rt.lock);
 	return err;
@@ -737,6 +801,8 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
+	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref,
+		 f->op == OP_FETCH ? 3 : 1, h->payload);
 	if (h->type == WIRE_DONE) {
 		f->state = F_READY;
 		f->remote = 1;
@@ -848,6 +914,8 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	j->from = c;
 	j->id = h->ref;
 	j->payload = p;
+	j->len = h->payload;
+	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 0, h->payload);
 	pthread_mutex_lock(&rt.lock);
 	*rt.jobs_tail = j;
 	rt.jobs_tail = &j->next;
@@ -861,6 +929,9 @@ call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 	pthread_mutex_lock(&rt.lock);
 	struct kept *k = km_take(&rt.kept, h->ref);
 	pthread_mutex_unlock(&rt.lock);
+	if (!drop_only)
+		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref,
+			 2, 0);
 	if (drop_only || !k) {
 		if (!drop_only)
 			call_reply_error(c, h->ref, "no result is kept for "
@@ -871,6 +942,8 @@ call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 		return;
 	}
 	struct frame f;
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref, 3,
+		 k->len);
 	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, k->data, k->len, 1);
 	conn_send(c, &f, 0);
 	free(k);
@@ -908,6 +981,21 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 		conn_send_msg(c, WIRE_PONG, h->ref, p, h->payload, NULL, 0);
 		break;
 	case WIRE_PONG:
+		break;
+	case WIRE_CLOCK_PING:
+		rtr_on_clock_ping(c, h->ref, p, h->payload);
+		break;
+	case WIRE_CLOCK_PONG:
+		if (rt.role == RT_MASTER)
+			rtr_on_pong(c, p, h->payload);
+		break;
+	case WIRE_SYNC:
+		if (rt.role == RT_WORKER)
+			rtr_on_sync(p, h->payload);
+		break;
+	case WIRE_FILE:
+		if (rt.role == RT_MASTER)
+			rtr_on_file(c, h->ref, p, h->payload);
 		break;
 	case WIRE_EXIT:
 		pthread_mutex_lock(&rt.lock);
@@ -982,7 +1070,17 @@ exec_job(struct job *j)
 {
 	dw_reply r;
 	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
+	rtr_comm(DWT_RECV | DWT_LOGICAL, j->from->peer, j->id, 0, j->len);
+	rtr_push(DWT_STATE_RUNNING);
+	rtr_event(DW_EV_FUNCTION, call_fn_id(j->call.name, j->call.name_len));
 	int rc = call_run(&j->call, &r);
+	rtr_event(DW_EV_FUNCTION, 0);
+	rtr_pop();
+	if (j->call.mode != WIRE_MODE_DO)
+		rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer,
+			 j->id, 1, rc == 0 && j->call.mode == WIRE_MODE_FETCH
+					   ? r.len
+					   : 0);
 	if (rc != 0) {
 		if (j->call.mode == WIRE_MODE_DO)
 			rt_log("worker %d: remote_do: %s", rt.myid, r.err);
@@ -1022,7 +1120,9 @@ exec_idle_read(void)
 static void *
 exec_main(void *arg)
 {
-	(void)arg;
+	char name[32];
+	snprintf(name, sizeof name, "executor %d", (int)(intptr_t)arg);
+	rtr_thread_start(name, DWT_STATE_IDLE);
 	for (;;) {
 		pthread_mutex_lock(&rt.lock);
 		while (!rt.jobs && !rt.exiting)
@@ -1050,7 +1150,8 @@ call_start_executors(int n)
 	if (!rt.execs)
 		return DW_ENOMEM;
 	for (int i = 0; i < n; i++) {
-		if (pthread_create(&rt.execs[i], NULL, exec_main, NULL) != 0)
+		if (pthread_create(&rt.execs[i], NULL, exec_main,
+				   (void *)(intptr_t)(i + 1)) != 0)
 			return DW_ENOMEM;
 		rt.nexecs++;
 	}

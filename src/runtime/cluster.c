@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/rtrace.h"
 
 struct dw_launch {
 	const dw_manager *m;
@@ -250,9 +251,19 @@ cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
 		snprintf(why, len, "handshake answer cut short");
 		return -1;
 	}
-	if (wire_parse_hello(buf, rh.payload, 1, ack, why, len) < 0)
+	if (wire_parse_hello(buf, rh.payload, 1, ack, why, len) < 0 ||
+	    cl_check_ack(ack, why, len) < 0)
 		return -1;
-	return cl_check_ack(ack, why, len);
+	/* The worker's settings (tracing) come before anything else. */
+	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
+	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
+	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
+	if (cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline) < 0) {
+		snprintf(why, len, "the worker closed the connection before "
+				   "its settings");
+		return -1;
+	}
+	return 0;
 }
 
 static struct fwd *
@@ -295,6 +306,7 @@ cl_register(dw_launch *l, dw_worker_config *wc, int fd,
 	w->mgr = *l->m;
 	snprintf(w->addr, sizeof w->addr, "%s", ack->addr);
 	w->last_heard = rt_now_ms();
+	w->gather_fd = -1;
 	w->out = cl_fwd(wc->out_fd, wc->id, 0);
 	w->err = cl_fwd(wc->err_fd, wc->id, 1);
 	pthread_mutex_lock(&rt.lock);
@@ -305,6 +317,13 @@ cl_register(dw_launch *l, dw_worker_config *wc, int fd,
 	if (w->mgr.manage)
 		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_REGISTER);
 	l->joined[l->njoined++] = wc->id;
+	if (rtr_on) {
+		rtr_event(DW_EV_WORKER_JOIN, (uint64_t)wc->id);
+		if ((uint32_t)wc->id > dwt_ntasks())
+			dwt_set_ntasks((uint32_t)wc->id);
+		rtr_sync_start(w, 16); /* its clock, measured as it joins */
+		rtr_sync_wait(w, 1000);
+	}
 	return DW_OK;
 }
 
@@ -386,7 +405,10 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 	l.first_id = rt.next_id;
 	rt.next_id += n;
 	pthread_mutex_unlock(&rt.lock);
+	rtr_user_thread();
+	rtr_push(DWT_STATE_STARTUP_LATENCY);
 	int err = m->launch(m->self, n, &l);
+	rtr_pop();
 	if (l.njoined == 0) {
 		rt_set_err(0, "%s", l.why[0] ? l.why : "no worker started");
 		free(l.joined);
@@ -433,6 +455,10 @@ cl_worker_lost(struct worker *w, const char *why)
 		return;
 	if (state == W_ACTIVE)
 		rt_log("worker %d lost: %s", w->id, why);
+	rtr_event(DW_EV_WORKER_LEAVE, (uint64_t)w->id);
+	if (w->gather_fd >= 0)
+		close(w->gather_fd);
+	w->gather_fd = -1;
 	if (w->conn->fd >= 0 && rt.epfd >= 0)
 		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, w->conn->fd, NULL);
 	conn_close(w->conn);
@@ -501,12 +527,34 @@ cl_wait_gone(const int *ids, int n, int timeout_ms)
 	pthread_mutex_unlock(&rt.lock);
 }
 
+/* A last clock measurement of each leaving worker, all at once. */
+static void
+cl_leave_sync(const int *ids, int n)
+{
+	if (!rtr_on)
+		return;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			pthread_mutex_lock(&rt.lock);
+			struct worker *w = cl_find(ids[i]);
+			int ok = w && w->state == W_ACTIVE;
+			pthread_mutex_unlock(&rt.lock);
+			if (ok && pass == 0)
+				rtr_sync_start(w, 16);
+			else if (ok)
+				rtr_sync_wait(w, 1000);
+		}
+}
+
 DW_API int
 dw_rmprocs(const int *ids, int n, int timeout_ms)
 {
 	int err = DW_OK;
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
+	rtr_user_thread();
+	rtr_push(DWT_STATE_OVERHEAD);
+	cl_leave_sync(ids, n);
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(ids[i]);
@@ -535,6 +583,7 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 		if (late)
 			cl_worker_lost(w, "did not exit when removed");
 	}
+	rtr_pop();
 	if (err != DW_OK)
 		rt_set_err(0, "some ids were not workers");
 	return err;

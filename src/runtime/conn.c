@@ -13,6 +13,8 @@
 
 #include "runtime/conn.h"
 
+void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+
 struct conn *
 conn_new(int fd, int peer)
 {
@@ -284,6 +286,8 @@ int
 conn_send(struct conn *c, struct frame *f, int flags)
 {
 	int err = DW_OK;
+	if (conn_frame_hook)
+		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);
 	int batch = c->hold || (flags & CONN_MORE);
 	if (c->closed) {
@@ -402,6 +406,8 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 			c->pgot = take;
 			break;
 		}
+		if (conn_frame_hook)
+			conn_frame_hook(0, h.type, h.payload);
 		fn(arg, c, &h, p);
 		if (c->bad) {
 			snprintf(why, whylen, "%s", c->bad_why);
@@ -431,6 +437,8 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	unsigned char *p = c->pay;
 	c->pay = NULL;
 	c->in_big = 0;
+	if (conn_frame_hook)
+		conn_frame_hook(0, c->h.type, c->h.payload);
 	fn(arg, c, &c->h, p);
 	if (c->bad)
 		snprintf(why, whylen, "%s", c->bad_why);

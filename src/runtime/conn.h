@@ -85,6 +85,10 @@ int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
 		  const void *prefix, size_t plen, const void *body,
 		  size_t blen);
 
+/* Tracing hook: told of every frame handed to the socket or received
+ * (NULL when not tracing). */
+extern void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+
 /* For a frame handler: the frame was malformed; reading stops and the
  * connection is dropped with this reason. */
 void conn_fail(struct conn *c, const char *fmt, ...)

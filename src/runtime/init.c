@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/rtrace.h"
 
 struct rt rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -136,6 +137,8 @@ init_defaults(const dw_options *o)
 		rt.opts.heartbeat_timeout_ms = 10000;
 	if (!rt.opts.bind_addr)
 		rt.opts.bind_addr = "127.0.0.1";
+	if (rt.opts.clock_sync_ms <= 0)
+		rt.opts.clock_sync_ms = 10000;
 }
 
 static void
@@ -174,9 +177,14 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		return err;
 	}
 	init_cookie();
+	if ((err = rtr_master_init(&rt.opts)) != DW_OK)
+		return err;
 	rt.role = RT_MASTER;
 	rt.myid = 1;
 	rt.next_id = 2;
+	if (rtr_on)
+		dwt_set_thread_name("master");
+	rtr_user_thread();
 	if ((err = loop_start()) != DW_OK) {
 		rt.role = RT_NONE;
 		return err;
@@ -203,7 +211,11 @@ dw_finalize(void)
 {
 	if (rt.role != RT_MASTER)
 		return DW_OK;
+	rtr_user_thread();
+	rtr_push(DWT_STATE_OVERHEAD);
 	cl_shutdown();
+	rtr_pop();
+	rtr_master_finish();
 	rt.role = RT_NONE;
 	rt.myid = 0;
 	return DW_OK;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/rtrace.h"
 
 struct iocmd {
 	struct iocmd *next;
@@ -190,8 +191,10 @@ loop_timer(void)
 	uint64_t n;
 	ssize_t r = read(rt.tfd, &n, sizeof n);
 	(void)r;
-	if (rt.role == RT_MASTER)
+	if (rt.role == RT_MASTER) {
 		cl_heartbeat();
+		rtr_sync_tick();
+	}
 }
 
 static void
@@ -216,12 +219,16 @@ loop_main(void *arg)
 {
 	(void)arg;
 	struct epoll_event evs[64];
+	rtr_thread_start("dwork I/O", DWT_STATE_IDLE);
 	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
 		int n = epoll_wait(rt.epfd, evs, 64, -1);
+		rtr_push(DWT_STATE_SEND_RECEIVE);
 		for (int i = 0; i < n; i++)
 			loop_event(&evs[i]);
 		loop_commands();
+		rtr_pop();
 	}
+	rtr_pop();
 	return NULL;
 }
 

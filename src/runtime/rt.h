@@ -32,6 +32,13 @@ struct worker {
 	char addr[256];       /* where it listens, for worker-to-worker */
 	uint64_t last_heard;  /* ms, monotonic */
 	struct fwd *out, *err;
+	/* clock measurements (rt.lock) */
+	int sync_left;        /* ping-pongs still to do in this round */
+	int sync_rounds;      /* rounds completed */
+	uint64_t best_rtt, best_local;
+	int64_t best_off;
+	/* trace files arriving over the link (reader thread) */
+	int gather_fd;
 	struct worker *next;
 };
 
@@ -47,6 +54,7 @@ struct job {
 	uint64_t id;
 	struct wire_call call;
 	unsigned char *payload;
+	size_t len;
 };
 
 struct kept {
@@ -128,6 +136,8 @@ void call_fail_all(void);
 int call_start_executors(int n);
 void call_stop_executors(void);
 dw_fn call_lookup(const char *name, size_t len);
+/* Calls fn(name) for every registered function. */
+void call_each_function(void (*fn)(const char *name));
 
 /* worker.c */
 int worker_main(int *argc, char ***argv);

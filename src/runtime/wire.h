@@ -28,7 +28,12 @@ enum wire_type {
 	WIRE_PING = 8,      /* heartbeat; answered by PONG */
 	WIRE_PONG = 9,
 	WIRE_EXIT = 10,     /* the worker is removed: exit */
-	WIRE_TYPE_MAX = 10,
+	WIRE_CONFIG = 11,   /* master → worker after the handshake: settings */
+	WIRE_CLOCK_PING = 12, /* master → worker: u64 master ns */
+	WIRE_CLOCK_PONG = 13, /* worker → master: u64 echo, u64 worker ns */
+	WIRE_SYNC = 14,     /* master → worker: a measured clock offset */
+	WIRE_FILE = 15,     /* worker → master: a trace file being gathered */
+	WIRE_TYPE_MAX = 15,
 };
 
 enum wire_call_mode {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/rtrace.h"
 
 #define WORKER_FLAG "--dwork-worker"
 
@@ -181,6 +182,25 @@ worker_accept_master(int lfd, struct wire_hello *h)
 	}
 }
 
+/* The settings the master sends right after the handshake. */
+static void
+worker_read_config(int fd)
+{
+	unsigned char *buf = malloc(WIRE_HDR + RTR_CONFIG_MAX);
+	struct wire_hdr h;
+	char why[200] = "no settings from the master";
+	if (buf && worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
+	    wire_parse_hdr(buf, RTR_CONFIG_MAX, &h, why, sizeof why) == 0 &&
+	    h.type == WIRE_CONFIG &&
+	    worker_read_full(fd, buf, h.payload, 10000) == 0 &&
+	    rtr_worker_config(buf, h.payload, rt.myid, why, sizeof why) == 0) {
+		free(buf);
+		return;
+	}
+	free(buf);
+	worker_die("%s", why);
+}
+
 void call_note_interrupt(void);
 
 static void
@@ -226,15 +246,18 @@ worker_main(int *argc, char ***argv)
 	rt.myid = (int)h.id;
 	rt.role = RT_WORKER;
 	worker_send_ack(fd);
+	worker_read_config(fd);
 	signal(SIGINT, worker_on_sigint);
 	rt.master = conn_new(fd, 1);
 	if (!rt.master || loop_start() != DW_OK ||
 	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||
 	    loop_add_conn(rt.master) != DW_OK)
 		worker_die("%s", "cannot start the runtime threads");
+	rtr_thread_start("worker main", DWT_STATE_IDLE);
 	pthread_mutex_lock(&rt.lock);
 	while (!rt.exiting)
 		pthread_cond_wait(&rt.cv, &rt.lock);
 	pthread_mutex_unlock(&rt.lock);
+	rtr_worker_exit(rt.master);
 	exit(0);
 }

@@ -1,6 +1,7 @@
 #include "trace/clock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dwork/error.h>
@@ -11,6 +12,44 @@
 #endif
 
 int clk_use_tsc;
+int clk_skewed;
+static int64_t skew_off;
+static double skew_ppm;
+static uint64_t skew_base;
+
+uint64_t
+clk_apply_skew(uint64_t ns)
+{
+	double drift = (double)(int64_t)(ns - skew_base) * skew_ppm * 1e-6;
+	return (uint64_t)((int64_t)ns + skew_off + (int64_t)drift);
+}
+
+/* DWT_TEST_CLOCK_SKEW="OFFSET_NS[,DRIFT_PPM]" (test only). */
+static int
+clk_read_skew(void)
+{
+	const char *v = getenv("DWT_TEST_CLOCK_SKEW");
+	if (!v || !*v)
+		return DW_OK;
+	char *end;
+	long long off = strtoll(v, &end, 10);
+	double ppm = 0;
+	if (*end == ',')
+		ppm = strtod(end + 1, &end);
+	if (*end || ppm < -10000 || ppm > 10000) {
+		fprintf(stderr, "dwtrace: DWT_TEST_CLOCK_SKEW='%s' is not valid: "
+				"expected OFFSET_NS[,DRIFT_PPM]\n",
+			v);
+		return DW_EINVAL;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	skew_base = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	skew_off = off;
+	skew_ppm = ppm;
+	clk_skewed = 1;
+	return DW_OK;
+}
 static uint64_t clk_base_ticks, clk_base_ns, clk_tps = 1000000000u;
 
 static int
@@ -89,6 +128,8 @@ clk_setup(int kind)
 {
 	int usable = clk_tsc_usable();
 	if (kind == DWT_CLOCK_TSC && !usable)
+		return DW_EINVAL;
+	if (clk_read_skew() != DW_OK)
 		return DW_EINVAL;
 	clk_use_tsc = kind == DWT_CLOCK_TSC ||
 		      (kind == DWT_CLOCK_AUTO && usable);

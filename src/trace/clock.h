@@ -6,13 +6,19 @@
 #include <time.h>
 
 extern int clk_use_tsc;
+extern int clk_skewed;
+
+/* Test hook (DWT_TEST_CLOCK_SKEW): this process's clock made to run off
+ * by an offset and a drift, as a badly synchronised host's would. */
+uint64_t clk_apply_skew(uint64_t ns);
 
 static inline uint64_t
 clk_raw_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return __builtin_expect(clk_skewed, 0) ? clk_apply_skew(ns) : ns;
 }
 
 /* The hot-path timestamp. */

@@ -214,8 +214,9 @@ dwt_init(const dwt_config *cfg)
 	if (!c.enabled)
 		goto out;
 	if (clk_setup(c.clock) != DW_OK) {
-		trc_err("DWT_CLOCK=tsc: this machine has no invariant TSC that "
-			"the kernel trusts");
+		if (c.clock == DWT_CLOCK_TSC)
+			trc_err("DWT_CLOCK=tsc: this machine has no invariant "
+				"TSC that the kernel trusts");
 		err = DW_EINVAL;
 		goto out;
 	}
@@ -273,6 +274,12 @@ dwt_fini(void)
 	fn_name_seen();
 	lbl_write_modules();
 	trc_write_end(t, ns);
+	/* The mappings stay valid without their descriptors. */
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		if (b->gen == trc.gen && b->fd >= 0) {
+			close(b->fd);
+			b->fd = -1;
+		}
 	/* Buffers stay mapped: a thread may be storing its last record. */
 	if (trc.pfd >= 0)
 		close(trc.pfd);
@@ -332,6 +339,12 @@ DW_API const char *
 dwt_dir(void)
 {
 	return trc_on ? trc.dir : NULL;
+}
+
+DW_API const char *
+dwt_program(void)
+{
+	return trc_on ? trc.program : NULL;
 }
 
 /* ---- fork: the child gets its own files, made at its first record ---- */

@@ -1,0 +1,649 @@
+/* The runtime's tracing (see rtrace.h and docs/tracing.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+#include "runtime/rtrace.h"
+
+int rtr_on;
+static char tr_dir[3800];
+static char tr_token[33];
+static char tr_local[PATH_MAX]; /* worker: its own directory to send */
+static int tr_merge = 1;
+static uint64_t tr_last_sync;
+static __thread int user_based;
+
+/* ---- labels ---- */
+
+static const char *const msg_names[] = {
+	[WIRE_HELLO] = "HELLO",	    [WIRE_HELLO_ACK] = "HELLO_ACK",
+	[WIRE_CALL] = "CALL",	    [WIRE_RESULT] = "RESULT",
+	[WIRE_DONE] = "DONE",	    [WIRE_FETCH] = "FETCH",
+	[WIRE_FREE] = "FREE",	    [WIRE_PING] = "PING",
+	[WIRE_PONG] = "PONG",	    [WIRE_EXIT] = "EXIT",
+	[WIRE_CONFIG] = "CONFIG",   [WIRE_CLOCK_PING] = "CLOCK_PING",
+	[WIRE_CLOCK_PONG] = "CLOCK_PONG", [WIRE_SYNC] = "SYNC",
+	[WIRE_FILE] = "FILE",
+};
+
+void
+rtr_label_function(const char *name)
+{
+	uint32_t id = dw_function_id(name);
+	dwt_define_value(DW_EV_FUNCTION, id, name);
+	dwt_define_value(DW_EV_CALL, id, name);
+}
+
+static void
+rtr_labels(void)
+{
+	dwt_define_type(DW_EV_FUNCTION, "dwork: remote function running");
+	dwt_define_value(DW_EV_FUNCTION, 0, "End");
+	dwt_define_type(DW_EV_CALL, "dwork: remote call issued");
+	dwt_define_type(DW_EV_MSG_SENT, "dwork: message sent");
+	dwt_define_type(DW_EV_MSG_RECV, "dwork: message received");
+	dwt_define_type(DW_EV_BYTES, "dwork: message payload bytes");
+	dwt_define_type(DW_EV_WORKER_JOIN, "dwork: worker joined");
+	dwt_define_type(DW_EV_WORKER_LEAVE, "dwork: worker left");
+	for (unsigned t = 1; t <= WIRE_TYPE_MAX; t++) {
+		dwt_define_value(DW_EV_MSG_SENT, t, msg_names[t]);
+		dwt_define_value(DW_EV_MSG_RECV, t, msg_names[t]);
+	}
+	call_each_function(rtr_label_function);
+}
+
+static void
+rtr_hook(int sent, unsigned type, size_t bytes)
+{
+	rtr_frame(sent, type, bytes);
+}
+
+/* ---- records ---- */
+
+void
+rtr_frame(int sent, unsigned type, size_t bytes)
+{
+	if (!rtr_on)
+		return;
+	uint32_t t[2] = {sent ? DW_EV_MSG_SENT : DW_EV_MSG_RECV, DW_EV_BYTES};
+	uint64_t v[2] = {type, bytes};
+	dwt_events(2, t, v);
+}
+
+void
+rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes)
+{
+	if (rtr_on)
+		dwt_comm(flags, (uint32_t)(peer - 1), DWT_THREAD_ANY,
+			 (uint32_t)k, bytes, call_id * 4 + (uint64_t)k);
+}
+
+void
+rtr_thread_start(const char *name, uint32_t base_state)
+{
+	if (!rtr_on)
+		return;
+	dwt_set_thread_name(name);
+	dwt_state_push(base_state);
+}
+
+void
+rtr_user_thread(void)
+{
+	if (!rtr_on || user_based)
+		return;
+	user_based = 1;
+	dwt_state_push(DWT_STATE_RUNNING);
+}
+
+/* ---- master: the switch ---- */
+
+static int
+rtr_switch_off(const char *v)
+{
+	return !v || !*v || !strcmp(v, "0") || !strcasecmp(v, "off") ||
+	       !strcasecmp(v, "no") || !strcasecmp(v, "false");
+}
+
+static int
+rtr_switch_default(const char *v)
+{
+	return !strcmp(v, "1") || !strcasecmp(v, "on") ||
+	       !strcasecmp(v, "yes") || !strcasecmp(v, "true");
+}
+
+static int
+rtr_mkdirs(const char *dir)
+{
+	char p[sizeof tr_dir];
+	snprintf(p, sizeof p, "%s", dir);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static void
+rtr_write_marker(void)
+{
+	unsigned char r[16];
+	if (getrandom(r, sizeof r, 0) != sizeof r)
+		memset(r, 0x5a, sizeof r);
+	for (int i = 0; i < 16; i++)
+		snprintf(tr_token + 2 * i, 3, "%02x", r[i]);
+	char path[sizeof tr_dir + 64];
+	snprintf(path, sizeof path, "%s/.dwork-shared-%s", tr_dir, tr_token);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(tr_token, f);
+		fclose(f);
+	}
+}
+
+static int
+rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
+{
+	char prog[64] = "dwork";
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		const char *b = strrchr(exe, '/');
+		snprintf(prog, sizeof prog, "%.63s", b ? b + 1 : exe);
+	}
+	const char *want = rtr_switch_default(v) ? c->dir : v;
+	char dflt[128];
+	if (!want) {
+		snprintf(dflt, sizeof dflt, "%s.trace",
+			 c->program ? c->program : prog);
+		want = dflt;
+	}
+	if (strlen(want) >= len - 1 || rtr_mkdirs(want) < 0 ||
+	    !realpath(want, out)) {
+		rt_log("cannot create the trace directory '%s': %s", want,
+		       strerror(errno));
+		return DW_EIO;
+	}
+	return DW_OK;
+}
+
+int
+rtr_master_init(const dw_options *opts)
+{
+	const char *v = opts && opts->trace ? opts->trace : getenv("DWORK_TRACE");
+	tr_merge = !(opts && opts->no_merge);
+	if (rtr_switch_off(v))
+		return DW_OK;
+	dwt_config c;
+	char err[512];
+	dwt_config_defaults(&c);
+	if (dwt_config_from_env(&c, err, sizeof err) != DW_OK) {
+		rt_log("%s", err);
+		return DW_EINVAL;
+	}
+	if (!c.enabled)
+		return DW_OK;
+	char dir[PATH_MAX];
+	int e = rtr_pick_dir(v, &c, dir, sizeof tr_dir);
+	if (e != DW_OK)
+		return e;
+	snprintf(tr_dir, sizeof tr_dir, "%.3790s", dir);
+	c.dir = tr_dir;
+	e = dwt_init(&c);
+	if (e != DW_OK && e != DW_ESTATE)
+		return e;
+	if (dwt_dir())
+		snprintf(tr_dir, sizeof tr_dir, "%s", dwt_dir());
+	rtr_on = 1;
+	dwt_set_task(0);
+	dwt_set_ntasks(1);
+	rtr_write_marker();
+	rtr_labels();
+	conn_frame_hook = rtr_hook;
+	return DW_OK;
+}
+
+/* ---- CONFIG ---- */
+
+static size_t
+put_str(unsigned char *p, const char *s)
+{
+	size_t n = strlen(s);
+	wire_put_u16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return 2 + n;
+}
+
+size_t
+rtr_config_payload(unsigned char *p, int id)
+{
+	memset(p, 0, 32);
+	if (!rtr_on)
+		return 32;
+	const char *prog = dwt_program();
+	p[0] = 1;
+	wire_put_u32(p + 4, (uint32_t)(id - 1));
+	wire_put_u32(p + 8, (uint32_t)id);
+	dwt_config c;
+	dwt_config_defaults(&c);
+	dwt_config_from_env(&c, NULL, 0);
+	p[1] = (unsigned char)c.circular;
+	wire_put_u32(p + 12, (uint32_t)c.clock);
+	wire_put_u64(p + 16, c.segment_size);
+	wire_put_u64(p + 24, c.size_cap);
+	size_t o = 32;
+	o += put_str(p + o, tr_dir);
+	o += put_str(p + o, prog ? prog : "dwork");
+	o += put_str(p + o, tr_token);
+	return o;
+}
+
+static int
+get_str(const unsigned char *p, size_t len, size_t *o, char *out, size_t cap)
+{
+	if (*o + 2 > len)
+		return -1;
+	size_t n = wire_get_u16(p + *o);
+	if (*o + 2 + n > len || n >= cap)
+		return -1;
+	memcpy(out, p + *o + 2, n);
+	out[n] = 0;
+	*o += 2 + n;
+	return 0;
+}
+
+/* The worker's files go straight into the master's directory when it
+ * finds the marker the master wrote there (a shared filesystem). */
+static int
+rtr_shared(const char *dir, const char *token)
+{
+	if (getenv("DWORK_TEST_NO_SHARED_FS"))
+		return 0;
+	char path[sizeof tr_dir + 64], got[40] = "";
+	snprintf(path, sizeof path, "%s/.dwork-shared-%s", dir, token);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(got, sizeof got, f) && !strcmp(got, token);
+	fclose(f);
+	return ok;
+}
+
+static int
+rtr_local_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(tr_local, sizeof tr_local, "%s/dwork-trace-%d-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	return mkdtemp(tr_local) ? 0 : -1;
+}
+
+int
+rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
+		  size_t whylen)
+{
+	if (len < 32) {
+		snprintf(why, whylen, "settings frame of %zu bytes", len);
+		return -1;
+	}
+	if (!p[0])
+		return 0;
+	dwt_config c;
+	dwt_config_defaults(&c);
+	char prog[64];
+	size_t o = 32;
+	c.circular = p[1] != 0;
+	c.clock = (int)wire_get_u32(p + 12);
+	c.segment_size = wire_get_u64(p + 16);
+	c.size_cap = wire_get_u64(p + 24);
+	if (get_str(p, len, &o, tr_dir, sizeof tr_dir) ||
+	    get_str(p, len, &o, prog, sizeof prog) ||
+	    get_str(p, len, &o, tr_token, sizeof tr_token)) {
+		snprintf(why, whylen, "malformed tracing settings");
+		return -1;
+	}
+	if (!rtr_shared(tr_dir, tr_token) && rtr_local_dir() < 0) {
+		snprintf(why, whylen, "cannot make a local trace directory");
+		return -1;
+	}
+	c.dir = tr_local[0] ? tr_local : tr_dir;
+	c.program = prog;
+	int e = dwt_init(&c);
+	if (e != DW_OK && e != DW_ESTATE) {
+		snprintf(why, whylen, "cannot start tracing: %s",
+			 dw_strerror(e));
+		return -1;
+	}
+	rtr_on = 1;
+	dwt_set_task(wire_get_u32(p + 4));
+	dwt_set_ntasks(wire_get_u32(p + 8));
+	(void)id;
+	rtr_labels();
+	conn_frame_hook = rtr_hook;
+	return 0;
+}
+
+/* ---- merging at the end (master) ---- */
+
+static const char *
+rtr_tool(void)
+{
+	const char *e = getenv("DWORK_TOOL");
+	if (e && *e)
+		return e;
+#ifdef DW_TOOL_BUILD
+	if (access(DW_TOOL_BUILD, X_OK) == 0)
+		return DW_TOOL_BUILD;
+#endif
+#ifdef DW_TOOL_INSTALLED
+	if (access(DW_TOOL_INSTALLED, X_OK) == 0)
+		return DW_TOOL_INSTALLED;
+#endif
+	return "dwork";
+}
+
+static void
+rtr_merge(void)
+{
+	char out[sizeof tr_dir + 16];
+	snprintf(out, sizeof out, "%s/trace", tr_dir);
+	const char *tool = rtr_tool();
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp(tool, tool, "merge", tr_dir, "-o", out, (char *)NULL);
+		fprintf(stderr, "dwork: cannot run '%s' to merge the trace: %s\n",
+			tool, strerror(errno));
+		_exit(127);
+	}
+	int st = -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		printf("dwork: trace in %s.prv (.pcf, .row); per-process files "
+		       "in %s/\n",
+		       out, tr_dir);
+	else
+		printf("dwork: the trace files are in %s/ (merge them with "
+		       "'dwork merge %s')\n",
+		       tr_dir, tr_dir);
+	fflush(stdout);
+}
+
+void
+rtr_master_finish(void)
+{
+	if (!rtr_on)
+		return;
+	conn_frame_hook = NULL;
+	if (user_based)
+		dwt_state_pop();
+	user_based = 0;
+	dwt_fini();
+	rtr_on = 0;
+	char path[sizeof tr_dir + 64];
+	snprintf(path, sizeof path, "%s/.dwork-shared-%s", tr_dir, tr_token);
+	unlink(path);
+	if (tr_merge)
+		rtr_merge();
+}
+
+/* ---- clock measurements ---- */
+
+static void
+rtr_send_ping(struct conn *c)
+{
+	unsigned char b[8];
+	wire_put_u64(b, dwt_now_ns());
+	conn_send_msg(c, WIRE_CLOCK_PING, 0, b, 8, NULL, 0);
+}
+
+void
+rtr_sync_start(struct worker *w, int n)
+{
+	if (!rtr_on)
+		return;
+	pthread_mutex_lock(&rt.lock);
+	int go = w->state != W_GONE && w->sync_left == 0;
+	if (go) {
+		w->sync_left = n;
+		w->best_rtt = UINT64_MAX;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	if (go)
+		rtr_send_ping(w->conn);
+}
+
+void
+rtr_sync_wait(struct worker *w, int ms)
+{
+	if (!rtr_on)
+		return;
+	rtr_push(DWT_STATE_SYNCHRONIZATION);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L)
+		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&rt.lock);
+	while (w->sync_left > 0 && w->state != W_GONE)
+		if (pthread_cond_timedwait(&rt.cv, &rt.lock, &dl) != 0)
+			break;
+	pthread_mutex_unlock(&rt.lock);
+	rtr_pop();
+}
+
+void
+rtr_on_pong(struct conn *c, const unsigned char *p, size_t len)
+{
+	uint64_t t1 = dwt_now_ns();
+	if (len < 16 || !rtr_on)
+		return;
+	uint64_t t0 = wire_get_u64(p), wns = wire_get_u64(p + 8);
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(c->peer);
+	int again = 0, done = 0;
+	uint64_t local = 0, rtt = 0;
+	int64_t off = 0;
+	if (w && w->sync_left > 0 && t1 >= t0) {
+		if (t1 - t0 < w->best_rtt) {
+			w->best_rtt = t1 - t0;
+			w->best_local = wns;
+			w->best_off = (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)wns;
+		}
+		again = --w->sync_left > 0;
+		done = !again;
+		local = w->best_local, rtt = w->best_rtt, off = w->best_off;
+		if (done) {
+			w->sync_rounds++;
+			pthread_cond_broadcast(&rt.cv);
+		}
+	}
+	pthread_mutex_unlock(&rt.lock);
+	if (again)
+		rtr_send_ping(c);
+	if (done) {
+		unsigned char b[24];
+		wire_put_u64(b, local);
+		wire_put_u64(b + 8, (uint64_t)off);
+		wire_put_u64(b + 16, rtt);
+		conn_send_msg(c, WIRE_SYNC, 0, b, 24, NULL, 0);
+	}
+}
+
+void
+rtr_sync_tick(void)
+{
+	if (!rtr_on || rt.role != RT_MASTER)
+		return;
+	uint64_t now = rt_now_ms();
+	if (now - tr_last_sync < (uint64_t)rt.opts.clock_sync_ms)
+		return;
+	tr_last_sync = now;
+	struct worker *ws[256];
+	int n = 0;
+	pthread_mutex_lock(&rt.lock);
+	for (struct worker *w = rt.workers; w && n < 256; w = w->next)
+		if (w->state == W_ACTIVE)
+			ws[n++] = w;
+	pthread_mutex_unlock(&rt.lock);
+	for (int i = 0; i < n; i++)
+		rtr_sync_start(ws[i], 4);
+}
+
+void
+rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,
+		  size_t len)
+{
+	unsigned char b[16];
+	wire_put_u64(b, len >= 8 ? wire_get_u64(p) : 0);
+	wire_put_u64(b + 8, dwt_now_ns());
+	conn_send_msg(c, WIRE_CLOCK_PONG, ref, b, 16, NULL, 0);
+}
+
+void
+rtr_on_sync(const unsigned char *p, size_t len)
+{
+	if (len >= 24 && rtr_on)
+		dwt_sync(0, wire_get_u64(p), (int64_t)wire_get_u64(p + 8),
+			 wire_get_u64(p + 16));
+}
+
+/* ---- gathering ---- */
+
+enum { FILE_BEGIN = 1, FILE_DATA = 2, FILE_END = 3 };
+
+static int
+rtr_name_ok(const char *n)
+{
+	size_t l = strlen(n);
+	if (l < 5 || n[0] == '.' ||
+	    (strcmp(n + l - 4, ".dwt") && strcmp(n + l - 4, ".dwp")))
+		return 0;
+	for (size_t i = 0; i < l; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789._-",
+			    n[i]))
+			return 0;
+	return 1;
+}
+
+static void
+rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
+{
+	char name[256];
+	size_t o = 1;
+	if (w->gather_fd >= 0)
+		close(w->gather_fd);
+	w->gather_fd = -1;
+	if (get_str(p, len, &o, name, sizeof name) || !rtr_name_ok(name)) {
+		rt_log("worker %d sent a trace file with a bad name; ignored",
+		       w->id);
+		return;
+	}
+	char path[sizeof tr_dir + 300];
+	snprintf(path, sizeof path, "%s/%s", tr_dir, name);
+	w->gather_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			    0644);
+	if (w->gather_fd < 0)
+		rt_log("cannot write %s: %s", path, strerror(errno));
+}
+
+void
+rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p, size_t len)
+{
+	(void)ref;
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(c->peer);
+	pthread_mutex_unlock(&rt.lock);
+	if (!w || len < 1 || !tr_dir[0])
+		return;
+	if (p[0] == FILE_BEGIN) {
+		rtr_file_begin(w, p, len);
+	} else if (p[0] == FILE_DATA && w->gather_fd >= 0) {
+		if (write(w->gather_fd, p + 1, len - 1) != (ssize_t)(len - 1))
+			rt_log("writing a trace file of worker %d failed: %s",
+			       w->id, strerror(errno));
+	} else if (p[0] == FILE_END && w->gather_fd >= 0) {
+		close(w->gather_fd);
+		w->gather_fd = -1;
+	}
+}
+
+static void rtr_drain(struct conn *c);
+
+/* Worker: sends one file in 1 MiB frames, waiting for each to leave. */
+static void
+rtr_send_file(struct conn *c, const char *dir, const char *name)
+{
+	char path[PATH_MAX + 300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	unsigned char head[260];
+	head[0] = FILE_BEGIN;
+	size_t hl = 1 + put_str(head + 1, name);
+	conn_send_msg(c, WIRE_FILE, 0, head, hl, NULL, 0);
+	unsigned char *buf = malloc(1u << 20);
+	ssize_t r;
+	while (buf && (r = read(fd, buf + 1, (1u << 20) - 1)) > 0) {
+		buf[0] = FILE_DATA;
+		conn_send_msg(c, WIRE_FILE, 0, buf, (size_t)r + 1, NULL, 0);
+		rtr_drain(c); /* one chunk in flight at a time */
+	}
+	free(buf);
+	close(fd);
+	head[0] = FILE_END;
+	conn_send_msg(c, WIRE_FILE, 0, head, 1, NULL, 0);
+	unlink(path);
+}
+
+static void
+rtr_drain(struct conn *c)
+{
+	for (int i = 0; i < 60000; i++) {
+		pthread_mutex_lock(&c->wlock);
+		int empty = !c->wq || c->closed;
+		pthread_mutex_unlock(&c->wlock);
+		if (empty)
+			return;
+		usleep(1000);
+	}
+}
+
+void
+rtr_worker_exit(struct conn *master)
+{
+	if (!rtr_on)
+		return;
+	conn_frame_hook = NULL;
+	dwt_fini();
+	rtr_on = 0;
+	if (!tr_local[0] || !master || master->closed)
+		return;
+	DIR *d = opendir(tr_local);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			rtr_send_file(master, tr_local, e->d_name);
+	if (d)
+		closedir(d);
+	rtr_drain(master);
+	rmdir(tr_local);
+}

@@ -1,0 +1,95 @@
+/*
+ * The runtime's tracing: deploying the tracer on every process, the
+ * runtime's own states, events and communications, clock measurements,
+ * gathering of trace files, and the merge at the end (docs/tracing.md).
+ * It uses the tracer's public API only.
+ */
+#ifndef DW_RUNTIME_RTRACE_H
+#define DW_RUNTIME_RTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dwork/dwork.h>
+#include <dwork/trace.h>
+
+struct conn;
+struct worker;
+
+extern int rtr_on; /* this process traces for the runtime */
+
+#define RTR_CONFIG_MAX 8192u /* CONFIG payload limit */
+
+/* Master: reads the switch (opts->trace, else DWORK_TRACE) and starts
+ * tracing as task 0.  Returns DW_OK (also when off) or DW_EINVAL. */
+int rtr_master_init(const dw_options *opts);
+/* Master: the CONFIG payload for worker id; returns its length. */
+size_t rtr_config_payload(unsigned char *p, int id);
+/* Master: ends tracing, then merges the directory into <dir>/trace.* with
+ * the dwork tool and prints its summary. */
+void rtr_master_finish(void);
+
+/* Worker: applies CONFIG (starts tracing as task id - 1 when asked).
+ * Returns 0, or -1 with the reason. */
+int rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
+		      size_t whylen);
+/* Worker, leaving: ends tracing and, when its files are not on the
+ * master's filesystem, sends them over the link. */
+void rtr_worker_exit(struct conn *master);
+
+/* A runtime thread: its name and base state. */
+void rtr_thread_start(const char *name, uint32_t base_state);
+/* A master user thread entering a dwork call: Running is its base. */
+void rtr_user_thread(void);
+
+static inline void
+rtr_push(uint32_t state)
+{
+	if (__builtin_expect(rtr_on, 0))
+		dwt_state_push(state);
+}
+
+static inline void
+rtr_pop(void)
+{
+	if (__builtin_expect(rtr_on, 0))
+		dwt_state_pop();
+}
+
+static inline void
+rtr_event(uint32_t type, uint64_t value)
+{
+	if (__builtin_expect(rtr_on, 0))
+		dwt_event(type, value);
+}
+
+/* A frame sent or received: type and bytes at one time. */
+void rtr_frame(int sent, unsigned type, size_t bytes);
+
+/* One side of a call's messages: k 0 call, 1 result/done, 2 fetch,
+ * 3 fetched result; peer is the other process id. */
+void rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes);
+
+/* Labels a registered function's id (every process does, for the .pcf). */
+void rtr_label_function(const char *name);
+
+/* ---- clock measurements (master side, any thread) ---- */
+/* Starts a round of n ping-pongs with w (no-op when one is running). */
+void rtr_sync_start(struct worker *w, int n);
+/* Waits up to ms for w's round to end. */
+void rtr_sync_wait(struct worker *w, int ms);
+/* A PONG from w arrived. */
+void rtr_on_pong(struct conn *c, const unsigned char *p, size_t len);
+/* Periodic rounds (I/O thread, heartbeat tick). */
+void rtr_sync_tick(void);
+
+/* ---- worker side of the measurements ---- */
+void rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,
+		       size_t len);
+void rtr_on_sync(const unsigned char *p, size_t len);
+
+/* ---- gathering (master side) ---- */
+void rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p,
+		 size_t len);
+
+#endif
