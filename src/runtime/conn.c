@@ -1,4 +1,5 @@
 /* Connections: frame reading and the direct-or-queued write path. */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,7 @@ void
 frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
 	   size_t plen, const void *body, size_t blen, int own)
 {
+	assert(plen <= sizeof f->head - WIRE_HDR); /* a prefix is small */
 	f->next = NULL;
 	wire_put_hdr(f->head, type, ref, (uint32_t)(plen + blen));
 	if (plen)

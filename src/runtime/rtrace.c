@@ -602,9 +602,9 @@ rtr_send_file(struct conn *c, const char *dir, const char *name)
 	conn_send_msg(c, WIRE_FILE, 0, head, hl, NULL, 0);
 	unsigned char *buf = malloc(1u << 20);
 	ssize_t r;
-	while (buf && (r = read(fd, buf + 1, (1u << 20) - 1)) > 0) {
-		buf[0] = FILE_DATA;
-		conn_send_msg(c, WIRE_FILE, 0, buf, (size_t)r + 1, NULL, 0);
+	unsigned char op = FILE_DATA;
+	while (buf && (r = read(fd, buf, 1u << 20)) > 0) {
+		conn_send_msg(c, WIRE_FILE, 0, &op, 1, buf, (size_t)r);
 		rtr_drain(c); /* one chunk in flight at a time */
 	}
 	free(buf);
