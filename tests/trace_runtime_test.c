@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -147,6 +148,38 @@ check_trace(const char *dir)
 	CHECK(f.last[4] < f.last[1]); /* killed */
 }
 
+/* The summary printed at the end: a line per task, calls served per
+ * worker, and the three POP metrics. */
+static void
+check_summary(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	REQUIRE(f);
+	char line[512];
+	int tasks = -1, metrics = 0;
+	uint64_t served[8] = {0};
+	while (fgets(line, sizeof line, f)) {
+		unsigned t;
+		double u, idle;
+		uint64_t c;
+		if (sscanf(line, "summary: %d tasks", &tasks) == 1)
+			continue;
+		if (sscanf(line, " %u %lf %" SCNu64 " %lf", &t, &u, &c, &idle) ==
+			    4 &&
+		    t < 8)
+			served[t] = c;
+		metrics += strstr(line, "load balance") != NULL;
+		metrics += strstr(line, "communication efficiency") != NULL;
+		metrics += strstr(line, "parallel efficiency") != NULL;
+	}
+	fclose(f);
+	CHECK_EQ_U64(tasks, 7);
+	CHECK_EQ_U64(served[1], CALLS + 3); /* worker 2 is task 1 */
+	CHECK_EQ_U64(served[4], CALLS);     /* worker 5, clock skewed */
+	CHECK_EQ_U64(served[5], CALLS);     /* worker 6, files sent */
+	CHECK(metrics >= 3);
+}
+
 /* A traced cluster that exercises every kind of worker life. */
 static void
 traced_run(const char *dir)
@@ -172,7 +205,20 @@ traced_run(const char *dir)
 	free(res);
 	usleep(200000);
 	calls(ids[0], 3);
+	/* dw_finalize merges and prints the summary: capture it */
+	char out[700];
+	snprintf(out, sizeof out, "%s.out", dir);
+	fflush(stdout);
+	int saved = dup(1), fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	REQUIRE(saved >= 0 && fd >= 0);
+	dup2(fd, 1);
 	CHECK(dw_finalize() == DW_OK);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	check_summary(out);
+	unlink(out);
 	/* worker 6's files came over the link into the directory */
 	CHECK(count_files(dir, ".dwp") >= 7);
 	check_trace(dir);

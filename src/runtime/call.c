@@ -372,22 +372,26 @@ call_read_turn(struct conn *c, int ms)
 {
 	char why[256] = "connection closed";
 	int r;
-	rtr_push(DWT_STATE_SEND_RECEIVE);
+	/* Waiting for bytes keeps the thread's state (idle, waiting);
+	 * handling them is Send Receive. */
 	if (ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
 	    c->rlen - c->rpos < WIRE_HDR) {
 		/* one blocking recv, as a plain client would do */
 		r = conn_recv_blocking(c);
 		if (r > 0) {
+			rtr_push(DWT_STATE_SEND_RECEIVE);
 			conn_hold(c);
 			r = conn_parse_buffered(c, call_on_frame, NULL, why,
 						sizeof why);
 			conn_release(c);
+			rtr_pop();
 		}
 	} else if ((r = conn_wait_readable(c, ms)) > 0) {
+		rtr_push(DWT_STATE_SEND_RECEIVE);
 		r = loop_read_conn(c, why, sizeof why) < 0 ? -1 : 0;
+		rtr_pop();
 	}
 	conn_drop_reader(c);
-	rtr_pop();
 	if (r < 0 && !c->closed)
 		loop_conn_lost(c, why);
 	return r;

@@ -184,7 +184,8 @@ int
 rtr_master_init(const dw_options *opts)
 {
 	const char *v = opts && opts->trace ? opts->trace : getenv("DWORK_TRACE");
-	tr_merge = !(opts && opts->no_merge);
+	tr_merge = !(opts && opts->no_merge) &&
+		   rtr_switch_off(getenv("DWORK_TRACE_NO_MERGE"));
 	if (rtr_switch_off(v))
 		return DW_OK;
 	dwt_config c;
@@ -355,32 +356,45 @@ rtr_tool(void)
 	return "dwork";
 }
 
-static void
-rtr_merge(void)
+/* Runs the dwork tool with one command on the trace directory. */
+static int
+rtr_tool_run(const char *cmd, const char *out)
 {
-	char out[sizeof tr_dir + 16];
-	snprintf(out, sizeof out, "%s/trace", tr_dir);
 	const char *tool = rtr_tool();
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execlp(tool, tool, "merge", tr_dir, "-o", out, (char *)NULL);
-		fprintf(stderr, "dwork: cannot run '%s' to merge the trace: %s\n",
-			tool, strerror(errno));
+		if (out)
+			execlp(tool, tool, cmd, tr_dir, "-o", out, (char *)NULL);
+		else
+			execlp(tool, tool, cmd, tr_dir, (char *)NULL);
+		fprintf(stderr, "dwork: cannot run '%s %s': %s\n", tool, cmd,
+			strerror(errno));
 		_exit(127);
 	}
 	int st = -1;
 	if (pid > 0)
 		waitpid(pid, &st, 0);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void
+rtr_merge(void)
+{
+	char out[sizeof tr_dir + 16];
+	snprintf(out, sizeof out, "%s/trace", tr_dir);
+	if (rtr_tool_run("merge", out) == 0) {
 		printf("dwork: trace in %s.prv (.pcf, .row); per-process files "
 		       "in %s/\n",
 		       out, tr_dir);
-	else
+		fflush(stdout);
+		rtr_tool_run("summary", NULL);
+	} else {
 		printf("dwork: the trace files are in %s/ (merge them with "
 		       "'dwork merge %s')\n",
 		       tr_dir, tr_dir);
+	}
 	fflush(stdout);
 }
 
