@@ -140,7 +140,7 @@ sub_sat(int64_t a, int64_t b)
 static int64_t
 along(int64_t off, int64_t x0, int64_t x, double slope)
 {
-	return off + (int64_t)__builtin_llround((double)sub_sat(x, x0) * slope);
+	return mg_add_sat(off, mg_round((double)sub_sat(x, x0) * slope));
 }
 
 /* The segment holding x: [lo, hi), its base point and slope. */
@@ -203,8 +203,7 @@ mg_tconv_init(mg_tconv *c, mg_clock *k)
 	if (!k->calib.sorted)
 		rd_calib_finish(&k->calib, NULL, NULL);
 	c->ident = k->calib.clock == FMT_CLOCK_MONO_RAW;
-	c->c_lo = 1, c->c_hi = 0;
-	c->o_lo = 1, c->o_hi = 0;
+	c->has_off = k->npts > 0;
 	c->last = INT64_MIN;
 }
 
@@ -221,28 +220,35 @@ pair_slope(const rd_pair *a, const rd_pair *b)
 	       ((double)b->ticks - (double)a->ticks);
 }
 
-/* Caches the calibration span holding ticks (as rd_calib_to_ns). */
-static void
-host_span(mg_tconv *c, uint64_t ticks)
+/* How far from a base the fast path may go with this slope. */
+static uint64_t
+safe_len(uint64_t len, double slope)
 {
-	const rd_calib *k = &c->k->calib;
+	double a = slope < 0 ? -slope : slope;
+	double max = a > 1 ? (double)MG_SAFE / a : (double)MG_SAFE;
+
+	return (double)len < max ? len : (uint64_t)max;
+}
+
+/* The calibration span holding ticks (as rd_calib_to_ns): its base
+ * pair, its slope and its end (exclusive; UINT64_MAX: none). */
+static void
+host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, double *slope,
+          uint64_t *end)
+{
 	const rd_pair *a = k->n ? &k->pairs[0] : NULL, *b;
 	size_t lo = 0, hi = k->n;
 
+	*end = UINT64_MAX;
 	if (k->n <= 1) {
-		c->c_lo = 0, c->c_hi = UINT64_MAX;
-		c->c_t = a ? a->ticks : 0, c->c_ns = a ? ns_of(a->ns) : 0;
-		c->c_slope = k->ticks_per_s ? 1e9 / (double)k->ticks_per_s : 1.0;
+		*base = a ? *a : (rd_pair){0, 0};
+		*slope = k->ticks_per_s ? 1e9 / (double)k->ticks_per_s : 1.0;
 		return;
 	}
 	b = &k->pairs[k->n - 1];
-	c->c_slope = pair_slope(a, b);
+	*slope = pair_slope(a, b);
 	if (ticks < a->ticks || ticks >= b->ticks) {
-		const rd_pair *base = ticks < a->ticks ? a : b;
-
-		c->c_lo = ticks < a->ticks ? 0 : b->ticks;
-		c->c_hi = ticks < a->ticks ? a->ticks : UINT64_MAX;
-		c->c_t = base->ticks, c->c_ns = ns_of(base->ns);
+		*base = ticks < a->ticks ? *a : *b;
 		return;
 	}
 	while (hi - lo > 1) {
@@ -253,31 +259,50 @@ host_span(mg_tconv *c, uint64_t ticks)
 		else
 			hi = mid;
 	}
-	a = &k->pairs[lo];
-	c->c_lo = a->ticks, c->c_hi = a[1].ticks;
-	c->c_t = a->ticks, c->c_ns = ns_of(a->ns);
-	c->c_slope = pair_slope(a, a + 1);
+	*base = k->pairs[lo];
+	*end = k->pairs[lo + 1].ticks;
+	*slope = pair_slope(&k->pairs[lo], &k->pairs[lo + 1]);
 }
 
 int64_t
 mg_tconv_host_slow(mg_tconv *c, uint64_t ticks)
 {
-	int64_t d;
+	rd_pair base;
+	double slope, d;
+	uint64_t end;
+	int64_t ns;
 
-	host_span(c, ticks);
-	d = (int64_t)(ticks - c->c_t); /* two's complement: before the base */
-	return c->c_ns + (int64_t)__builtin_llround((double)d * c->c_slope);
+	if (c->ident) /* beyond the fast range */
+		return ns_of(ticks);
+	host_span(&c->k->calib, ticks, &base, &slope, &end);
+	ns = ns_of(base.ns);
+	d = ticks >= base.ticks ? (double)(ticks - base.ticks)
+	                        : -(double)(base.ticks - ticks);
+	if (ticks >= base.ticks && ns >= -MG_SAFE && ns <= MG_SAFE) {
+		c->c_lo = base.ticks;
+		c->c_len = safe_len(end - base.ticks, slope);
+		c->c_ns = ns;
+		c->c_slope = slope;
+	}
+	return mg_add_sat(ns, mg_round(d * slope));
 }
 
 int64_t
 mg_tconv_off_slow(mg_tconv *c, int64_t x)
 {
+	int64_t lo, hi;
 	const mg_point *p;
+	double slope;
 
-	off_segment(c->k, x, &c->o_lo, &c->o_hi, &p, &c->o_slope);
-	c->o_x = p->x;
-	c->o_off = p->off;
-	return along(p->off, p->x, x, c->o_slope);
+	off_segment(c->k, x, &lo, &hi, &p, &slope);
+	if (x >= p->x && p->off >= -MG_SAFE && p->off <= MG_SAFE &&
+	    x <= MG_SAFE && p->x >= -MG_SAFE) {
+		c->o_lo = p->x;
+		c->o_len = safe_len((uint64_t)hi - (uint64_t)p->x, slope);
+		c->o_off = p->off;
+		c->o_slope = slope;
+	}
+	return along(p->off, p->x, x, slope);
 }
 
 /* ---- Every process's correction -------------------------------------- */

@@ -1,15 +1,17 @@
 /*
- * Stream cursors (records with corrected times), state stacks, and the
- * state lookahead: a second cursor on the same file that finds where
- * the state shown now ends, so that a state record can be written at
- * its start without holding anything.
+ * Reading a stream for the merge: one reader decodes records (with their
+ * corrected times) into a ring; the merge takes them in order; the state
+ * lookahead reads ahead in the same ring to find where the state shown
+ * now ends, so that a state record is written at its start without
+ * holding anything back.  A state longer than the whole ring sends the
+ * lookahead to a second reader of the file, which then stays ahead.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge/mg_int.h"
 
-dw_err
+static dw_err
 cursor_open(mg_cursor *u, const char *path, mg_clock *k)
 {
 	memset(u, 0, sizeof *u);
@@ -17,23 +19,53 @@ cursor_open(mg_cursor *u, const char *path, mg_clock *k)
 	return rd_thread_open(path, NULL, &u->rd);
 }
 
-void
+static void
 cursor_close(mg_cursor *u)
 {
 	rd_thread_close(u->rd);
 	u->rd = NULL;
-	u->have = false;
 }
 
-bool
-cursor_peek(mg_cursor *u)
+/* Decodes the cursor's next record into e; false at the end. */
+static bool
+cursor_read(mg_cursor *u, mg_ent *e)
 {
-	if (u->have)
-		return true;
-	if (!u->rd || !rd_thread_next(u->rd, &u->rec))
+	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
-	u->t = mg_time(&u->tc, u->rec.ticks);
-	u->have = true;
+	e->t = mg_time(&u->tc, e->rec.ticks);
+	u->next++;
+	return true;
+}
+
+dw_err
+stream_open_ring(mg_stream *s, size_t ring)
+{
+	s->ring = malloc(ring * sizeof *s->ring);
+	if (!s->ring)
+		return DW_ENOMEM;
+	s->rmask = ring - 1;
+	s->pos = s->tail = s->la_pos = 0;
+	return cursor_open(&s->fill, s->path, &s->proc->clk);
+}
+
+void
+stream_close(mg_stream *s)
+{
+	cursor_close(&s->fill);
+	cursor_close(&s->la);
+	free(s->ring);
+	s->ring = NULL;
+}
+
+/* Decodes one more record into the ring (which has room). */
+bool
+stream_fill(mg_stream *s)
+{
+	if (s->eof || !cursor_read(&s->fill, &s->ring[s->tail & s->rmask])) {
+		s->eof = true;
+		return false;
+	}
+	s->tail++;
 	return true;
 }
 
@@ -46,8 +78,8 @@ stack_free(mg_stack *s)
 	memset(s, 0, sizeof *s);
 }
 
-static void
-stack_push(mg_stack *s, uint32_t state)
+void
+stack_push_slow(mg_stack *s, uint32_t state)
 {
 	if (s->n == s->cap && !s->over) {
 		uint32_t cap = s->cap ? s->cap * 2 : 16;
@@ -67,59 +99,70 @@ stack_push(mg_stack *s, uint32_t state)
 		s->v[s->n++] = state;
 }
 
-/* Applies a state record; false for any other kind. */
-bool
-stack_apply(mg_stack *s, const rd_rec *r)
-{
-	if (r->kind == FMT_R_STATE_PUSH) {
-		stack_push(s, r->u.state.state);
-	} else if (r->kind == FMT_R_STATE_POP) {
-		if (s->over)
-			s->over--;
-		else if (s->n)
-			s->n--;
-		else
-			s->bad_pops++;
-	} else {
-		return false;
-	}
-	return true;
-}
-
-/* The innermost state; Idle when none is entered. */
-uint32_t
-stack_shown(const mg_stack *s)
-{
-	return s->n ? s->v[s->n - 1] : MG_STATE_IDLE;
-}
-
 /* ---- Lookahead ------------------------------------------------------------ */
+
+/* Record i through the second reader (opened and moved as needed). */
+static const mg_ent *
+la_far(mg_stream *s, uint64_t i)
+{
+	if (s->la_eof)
+		return NULL;
+	if (!s->la.rd &&
+	    cursor_open(&s->la, s->path, &s->proc->clk) != DW_OK) {
+		s->la_eof = true;
+		return NULL;
+	}
+	if (s->la.next == i + 1)
+		return &s->la_ent;
+	while (s->la.next <= i) {
+		if (!cursor_read(&s->la, &s->la_ent)) {
+			s->la_eof = true;
+			return NULL;
+		}
+	}
+	return &s->la_ent;
+}
+
+/* Record i (i >= pos) for the lookahead: from the ring, decoding into
+ * it while it has room, else from the second reader. */
+static const mg_ent *
+la_get(mg_stream *s, uint64_t i)
+{
+	while (i >= s->tail && s->tail - s->pos <= s->rmask && !s->eof)
+		stream_fill(s);
+	if (i < s->tail)
+		return &s->ring[i & s->rmask];
+	return s->eof ? NULL : la_far(s, i);
+}
 
 /* Applies the lookahead's next group (records of one time); its time. */
 static int64_t
 la_group(mg_stream *s)
 {
-	int64_t t = s->la.t;
+	const mg_ent *e = la_get(s, s->la_pos);
+	int64_t t = e->t;
 
 	do {
-		stack_apply(&s->la_st, &s->la.rec);
-		s->la.have = false;
-	} while (cursor_peek(&s->la) && s->la.t == t);
+		stack_apply(&s->la_st, &e->rec);
+		s->la_pos++;
+	} while ((e = la_get(s, s->la_pos)) && e->t == t);
 	return t;
 }
 
 /*
- * The stream has just applied its records of time t and shows `shown`:
- * the time of the next group after which it shows something else, or the
- * stream's end.  The lookahead is never behind the caller: it stops at
- * the group that changed, which the caller reaches next.
+ * The stream has just taken its records of time t and shows `shown`:
+ * the time of the next group after which it shows something else, or
+ * the stream's end.  The lookahead stops at the group that changed,
+ * which the merge reaches next.
  */
 int64_t
 lookahead_next(mg_stream *s, int64_t t, uint32_t shown)
 {
-	while (cursor_peek(&s->la) && s->la.t <= t)
+	const mg_ent *e;
+
+	while ((e = la_get(s, s->la_pos)) && e->t <= t)
 		la_group(s);
-	while (cursor_peek(&s->la)) {
+	while (la_get(s, s->la_pos)) {
 		int64_t g = la_group(s);
 
 		if (stack_shown(&s->la_st) != shown)

@@ -87,51 +87,73 @@ int64_t mg_clock_err(const mg_clock *k, int64_t x);
 
 /*
  * Conversion of one stream's ticks, with the current calibration span
- * and offset segment cached.  Results never decrease (clamped).
+ * and offset segment cached.  The cached ranges are chosen so that the
+ * fast path cannot overflow (every value stays within 2^62); anything
+ * else takes the slow path, which saturates.  Results never decrease.
  */
 typedef struct mg_tconv {
 	mg_clock *k;
-	bool ident;        /* clock kind 2: ticks are host ns */
-	uint64_t c_lo, c_hi; /* ticks range of the cached span [lo, hi) */
-	uint64_t c_t;
-	int64_t c_ns;
+	bool ident;       /* clock kind 2: ticks are host ns */
+	bool has_off;     /* the clock has correction points */
+	uint64_t c_lo;    /* cached span: ticks in [c_lo, c_lo + c_len) */
+	uint64_t c_len;
+	int64_t c_ns;     /* host ns at c_lo */
 	double c_slope;
-	int64_t o_lo, o_hi; /* host ns range of the cached offset segment */
-	int64_t o_x, o_off;
+	int64_t o_lo;     /* cached segment: host ns in [o_lo, o_lo + o_len) */
+	uint64_t o_len;
+	int64_t o_off;    /* offset at o_lo */
 	double o_slope;
 	int64_t last;
 } mg_tconv;
+
+#define MG_SAFE (INT64_C(1) << 60) /* bound of the cached fast paths */
 
 void mg_tconv_init(mg_tconv *c, mg_clock *k);
 int64_t mg_tconv_host_slow(mg_tconv *c, uint64_t ticks);
 int64_t mg_tconv_off_slow(mg_tconv *c, int64_t x);
 
+/* x rounded to the nearest integer (halves away from zero), saturated. */
 static inline int64_t
-mg_host_ns(mg_tconv *c, uint64_t ticks)
+mg_round(double x)
 {
-	if (c->ident)
-		return ticks > INT64_MAX ? INT64_MAX : (int64_t)ticks;
-	if (ticks >= c->c_lo && ticks < c->c_hi)
-		return c->c_ns +
-		       (int64_t)__builtin_llround((double)(ticks - c->c_t) *
-		                                  c->c_slope);
-	return mg_tconv_host_slow(c, ticks);
+	if (__builtin_expect(x > 9.2e18 || x < -9.2e18, 0))
+		return x > 0 ? INT64_MAX : INT64_MIN;
+	return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x);
+}
+
+static inline int64_t
+mg_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_expect(__builtin_add_overflow(a, b, &r), 0))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }
 
 /* Reference ns of ticks: host ns plus the offset, never decreasing. */
 static inline int64_t
 mg_time(mg_tconv *c, uint64_t ticks)
 {
-	int64_t x = mg_host_ns(c, ticks), y;
+	int64_t x, y;
+	uint64_t d;
 
-	if (c->k->npts == 0)
-		y = x;
-	else if (x >= c->o_lo && x < c->o_hi)
-		y = x + c->o_off +
-		    (int64_t)__builtin_llround((double)(x - c->o_x) *
-		                               c->o_slope);
+	if (c->ident && ticks < (uint64_t)MG_SAFE)
+		x = (int64_t)ticks;
+	else if ((d = ticks - c->c_lo) < c->c_len)
+		x = c->c_ns + (int64_t)((double)d * c->c_slope + 0.5);
 	else
-		y = x + mg_tconv_off_slow(c, x);
+		x = mg_tconv_host_slow(c, ticks);
+	if (!c->has_off) {
+		y = x;
+	} else if ((d = (uint64_t)x - (uint64_t)c->o_lo) < c->o_len) {
+		double o = (double)d * c->o_slope;
+
+		y = x + c->o_off +
+		    (o >= 0 ? (int64_t)(o + 0.5) : -(int64_t)(0.5 - o));
+	} else {
+		y = mg_add_sat(x, mg_tconv_off_slow(c, x));
+	}
 	if (y < c->last)
 		y = c->last;
 	c->last = y;
@@ -168,17 +190,27 @@ typedef struct mg_stack {
 	uint64_t bad_pops; /* pops of an empty stack */
 } mg_stack;
 
-/* A stream read with corrected times, one record of lookahead. */
+/* A reader of a stream with its time conversion. */
 typedef struct mg_cursor {
 	rd_thread *rd;
 	mg_tconv tc;
-	bool have; /* rec/t hold the next record */
+	uint64_t next; /* index of the record it reads next */
+} mg_cursor;
+
+/* A decoded record and its corrected time. */
+typedef struct mg_ent {
 	rd_rec rec;
 	int64_t t;
-} mg_cursor;
+} mg_ent;
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
 
+/*
+ * A stream being merged.  One reader decodes its records into a ring;
+ * the merge takes them from the ring, and the state lookahead reads
+ * ahead in it (decoding more) to find where the state shown now ends.
+ * Only a state that outlasts the whole ring needs a second reader.
+ */
 typedef struct mg_stream {
 	mg_proc *proc;
 	const char *path;
@@ -188,8 +220,17 @@ typedef struct mg_stream {
 	uint64_t nrec; /* from the scan */
 	uint64_t first_ticks, last_ticks;
 	int64_t first, end; /* reference ns */
-	mg_cursor cur, la;  /* the merge's cursor and the state lookahead */
-	mg_stack st, la_st;
+	mg_cursor fill;     /* decodes records into the ring */
+	mg_ent *ring;
+	uint64_t rmask;     /* ring size - 1 (a power of two) */
+	uint64_t pos, tail; /* merge's next record; one past the last decoded */
+	bool eof;           /* fill has no more */
+	mg_stack st;        /* the states entered at pos */
+	uint64_t la_pos;    /* lookahead: next record it applies (>= pos) */
+	mg_stack la_st;     /* ... and the states entered there */
+	mg_cursor la;       /* second reader, for states longer than the ring */
+	mg_ent la_ent;
+	bool la_eof;
 	uint32_t shown; /* state shown now */
 	uint32_t *fstack; /* function ids entered */
 	uint32_t fn, fcap;
@@ -304,14 +345,62 @@ uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr);
 dw_err names_finish(mg_ctx *c);
 void names_free(mg_ctx *c);
 
-/* cursor.c: cursors, state stacks and the state lookahead. */
-dw_err cursor_open(mg_cursor *u, const char *path, mg_clock *k);
-void cursor_close(mg_cursor *u);
-bool cursor_peek(mg_cursor *u);
+/* cursor.c: stream reading, state stacks and the state lookahead. */
+dw_err stream_open_ring(mg_stream *s, size_t ring);
+void stream_close(mg_stream *s);
+bool stream_fill(mg_stream *s); /* decodes one more record */
 void stack_free(mg_stack *s);
-bool stack_apply(mg_stack *s, const rd_rec *r);
-uint32_t stack_shown(const mg_stack *s);
+void stack_push_slow(mg_stack *s, uint32_t state);
 int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
+
+/* Applies a state record; false for any other kind. */
+static inline bool
+stack_apply(mg_stack *s, const rd_rec *r)
+{
+	if (r->kind == FMT_R_STATE_PUSH) {
+		if (s->n < s->cap && !s->over)
+			s->v[s->n++] = r->u.state.state;
+		else
+			stack_push_slow(s, r->u.state.state);
+	} else if (r->kind == FMT_R_STATE_POP) {
+		if (s->over)
+			s->over--;
+		else if (s->n)
+			s->n--;
+		else
+			s->bad_pops++;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The innermost state; Idle when none is entered. */
+static inline uint32_t
+stack_shown(const mg_stack *s)
+{
+	return s->n ? s->v[s->n - 1] : MG_STATE_IDLE;
+}
+
+/* The merge's next record of the stream, or NULL at its end. */
+static inline const mg_ent *
+stream_peek(mg_stream *s)
+{
+	if (s->pos == s->tail && !stream_fill(s))
+		return NULL;
+	return &s->ring[s->pos & s->rmask];
+}
+
+/* Takes the record stream_peek gave. */
+static inline void
+stream_take(mg_stream *s)
+{
+	if (s->la_pos == s->pos) { /* the lookahead keeps up */
+		stack_apply(&s->la_st, &s->ring[s->pos & s->rmask].rec);
+		s->la_pos++;
+	}
+	s->pos++;
+}
 
 /* timeline.c: the k-way merge. */
 dw_err timeline_run(mg_ctx *c);

@@ -94,8 +94,7 @@ model_free(mg_ctx *c)
 	for (size_t i = 0; i < c->nstreams; i++) {
 		mg_stream *s = &c->streams[i];
 
-		cursor_close(&s->cur);
-		cursor_close(&s->la);
+		stream_close(s);
 		stack_free(&s->st);
 		stack_free(&s->la_st);
 		free(s->fstack);

@@ -60,47 +60,71 @@ ob_commit(ob *b, char *p)
 }
 
 extern const char ob_digits[201];
+extern const uint64_t ob_pow10[20];
 
+/* Decimal digits of v (v > 0). */
 static inline unsigned
 ob_ndigits(uint64_t v)
 {
-	unsigned n = 1;
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
 
-	for (;;) {
-		if (v < 10)
-			return n;
-		if (v < 100)
-			return n + 1;
-		if (v < 1000)
-			return n + 2;
-		if (v < 10000)
-			return n + 3;
-		v /= 10000;
-		n += 4;
-	}
+	return t + 1 - (v < ob_pow10[t]);
 }
 
 /* Writes v in decimal at p; returns the end. */
 static inline char *
 ob_u64(char *p, uint64_t v)
 {
-	unsigned n = ob_ndigits(v);
-	char *e = p + n;
+	unsigned n;
+	char *e;
 
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	n = ob_ndigits(v);
+	e = p + n;
 	while (v >= 100) {
 		unsigned i = (unsigned)(v % 100) * 2;
 
 		v /= 100;
-		*--e = ob_digits[i + 1];
-		*--e = ob_digits[i];
+		e -= 2;
+		memcpy(e, ob_digits + i, 2);
 	}
-	if (v >= 10) {
-		*--e = ob_digits[v * 2 + 1];
-		*--e = ob_digits[v * 2];
-	} else {
-		*--e = (char)('0' + v);
-	}
+	if (v >= 10)
+		memcpy(e - 2, ob_digits + v * 2, 2);
+	else
+		e[-1] = (char)('0' + v);
 	return p + n;
+}
+
+/*
+ * Numbers that come close to each other (times in a sorted trace): the
+ * last one written, so that one sharing all but its last four digits is
+ * a copy and two digit pairs.  Stores up to 32 bytes at p.
+ */
+typedef struct ob_near {
+	uint64_t hi; /* v / 10000 of the cached number; 0: none */
+	unsigned n;  /* its digits */
+	char s[32];
+} ob_near;
+
+static inline char *
+ob_u64_near(ob_near *c, char *p, uint64_t v)
+{
+	uint64_t hi = v / 10000;
+	unsigned lo = (unsigned)(v % 10000);
+
+	if (hi != c->hi || !hi) {
+		if (!hi)
+			return ob_u64(p, v);
+		c->hi = hi;
+		c->n = (unsigned)(ob_u64(c->s, v) - c->s);
+	}
+	memcpy(p, c->s, 32);
+	memcpy(p + c->n - 4, ob_digits + lo / 100 * 2, 2);
+	memcpy(p + c->n - 2, ob_digits + lo % 100 * 2, 2);
+	return p + c->n;
 }
 
 static inline char *

@@ -28,13 +28,14 @@ typedef struct prv_writer {
 	char *path[F_N], *tmp[F_N];
 	ob out;
 	bool opened, ended;
-	char *pre;         /* "cpu:1:task:thread:" of each thread, packed */
-	uint32_t *pre_off; /* offset of thread i's prefix in pre */
+	char *pre;         /* "cpu:1:task:thread:" of thread i at i * PRV_PRE */
 	uint8_t *pre_len;
 	uint32_t nthreads;
+	ob_near t_time, t_other; /* record times, other times */
 } prv_writer;
 
 #define PRV_LINE 512 /* room for any record line but long event lists */
+#define PRV_PRE  32  /* bytes of a thread's prefix, copied whole */
 
 static dw_err
 fail(prv_writer *p, dw_err err, const char *what, const char *path, int errnum)
@@ -120,26 +121,28 @@ header(prv_writer *p, const mg_info *info)
 	return err == DW_OK ? put_str(p, "\n") : err;
 }
 
-/* "cpu:1:task:thread:" of every thread, so records copy it whole. */
+/*
+ * "cpu:1:task:thread:" of every thread, each in PRV_PRE bytes so that a
+ * record copies a constant size (a variable-size copy costs more than
+ * the rest of the line).  CPU and task ids are below 2^21, threads below
+ * 2^17: at most 26 characters.
+ */
 static dw_err
 prefixes(prv_writer *p, const mg_info *info)
 {
-	size_t off = 0;
-
 	p->nthreads = (uint32_t)info->nthreads;
-	p->pre = malloc(info->nthreads * 64 + 1);
-	p->pre_off = malloc((info->nthreads + 1) * sizeof *p->pre_off);
-	p->pre_len = malloc((info->nthreads + 1) * sizeof *p->pre_len);
-	if (!p->pre || !p->pre_off || !p->pre_len)
+	p->pre = calloc(info->nthreads + 1, PRV_PRE);
+	p->pre_len = malloc(info->nthreads + 1);
+	if (!p->pre || !p->pre_len)
 		return DW_ENOMEM;
 	for (size_t i = 0; i < info->nthreads; i++) {
 		const mg_thread *t = &info->threads[i];
-		int n = snprintf(p->pre + off, 64, "%u:1:%u:%u:", t->cpu + 1,
-		                 t->task + 1, t->num + 1);
+		int n = snprintf(p->pre + i * PRV_PRE, PRV_PRE, "%u:1:%u:%u:",
+		                 t->cpu + 1, t->task + 1, t->num + 1);
 
-		p->pre_off[i] = (uint32_t)off;
+		if (n < 0 || n >= PRV_PRE)
+			return DW_EINVAL;
 		p->pre_len[i] = (uint8_t)n;
-		off += (size_t)n;
 	}
 	return DW_OK;
 }
@@ -166,18 +169,19 @@ prv_begin(mg_writer *w, const mg_info *info)
 static char *
 put_thread(const prv_writer *p, char *e, uint32_t thread)
 {
-	return ob_mem(e, p->pre + p->pre_off[thread], p->pre_len[thread]);
+	memcpy(e, p->pre + (size_t)thread * PRV_PRE, PRV_PRE);
+	return e + p->pre_len[thread];
 }
 
 static char *
-line_state(const prv_writer *p, char *e, const mg_rec *r)
+line_state(prv_writer *p, char *e, const mg_rec *r)
 {
 	*e++ = '1';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = ob_u64(e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	*e++ = ':';
-	e = ob_u64(e, r->u.state.end);
+	e = ob_u64_near(&p->t_other, e, r->u.state.end);
 	*e++ = ':';
 	e = ob_u64(e, r->u.state.state);
 	*e++ = '\n';
@@ -185,19 +189,19 @@ line_state(const prv_writer *p, char *e, const mg_rec *r)
 }
 
 static char *
-line_comm(const prv_writer *p, char *e, const mg_rec *r)
+line_comm(prv_writer *p, char *e, const mg_rec *r)
 {
 	*e++ = '3';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = ob_u64(e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	*e++ = ':';
-	e = ob_u64(e, r->u.comm.phy_send);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.phy_send);
 	*e++ = ':';
 	e = put_thread(p, e, r->u.comm.recv_thread);
-	e = ob_u64(e, r->u.comm.log_recv);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.log_recv);
 	*e++ = ':';
-	e = ob_u64(e, r->u.comm.phy_recv);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.phy_recv);
 	*e++ = ':';
 	e = ob_u64(e, r->u.comm.size);
 	*e++ = ':';
@@ -215,7 +219,7 @@ line_event(prv_writer *p, const mg_rec *r)
 	*e++ = '2';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = ob_u64(e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	for (uint32_t i = 0; i < r->u.event.n; i++) {
 		if ((i & 7) == 7) {
 			dw_err err;
@@ -290,8 +294,12 @@ prv_end(mg_writer *w, const mg_info *info)
 	err = write_text(p, F_PCF, info);
 	if (err == DW_OK)
 		err = write_text(p, F_ROW, info);
+	/* Unlinking first: replacing a file by rename makes ext4 write the
+	 * new one to disk before the rename (auto_da_alloc), which would
+	 * cost a re-merge of a large trace the whole disk write. */
 	for (int k = 0; err == DW_OK && k < F_N; k++)
-		if (rename(p->tmp[k], p->path[k]) < 0)
+		if ((unlink(p->path[k]) < 0 && errno != ENOENT) ||
+		    rename(p->tmp[k], p->path[k]) < 0)
 			err = fail(p, dw_err_from_errno(errno), "rename to",
 			           p->path[k], errno);
 	p->ended = err == DW_OK;
@@ -312,7 +320,6 @@ prv_free(mg_writer *w)
 		free(p->tmp[k]);
 	}
 	free(p->pre);
-	free(p->pre_off);
 	free(p->pre_len);
 	free(p);
 }

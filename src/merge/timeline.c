@@ -11,36 +11,94 @@
 
 #include "merge/mg_int.h"
 
-/* ---- The heap ------------------------------------------------------------ */
+/* ---- The tournament ------------------------------------------------------- */
 
-static bool
-before(const mg_stream *a, const mg_stream *b)
+/*
+ * A loser tree over the streams: the winner is the stream with the
+ * earliest next time (then the lowest global thread).  Replacing the
+ * winner's key replays one path from its leaf: log2(streams) compares,
+ * with no branch on which child is smaller.
+ */
+typedef unsigned __int128 lkey;
+#define LT_DONE (~(lkey)0)
+
+typedef struct ltree {
+	uint32_t p;       /* leaves: a power of two */
+	uint32_t *node;   /* node[0]: winner; node[1 .. p-1]: losers */
+	lkey *key;        /* by leaf */
+	mg_stream **s;    /* by leaf */
+} ltree;
+
+static lkey
+lt_key(int64_t t, uint32_t gthread)
 {
-	return a->key < b->key || (a->key == b->key && a->gthread < b->gthread);
+	return (lkey)((uint64_t)t ^ UINT64_C(1) << 63) << 32 | gthread;
 }
 
 static void
-sift_down(mg_stream **h, size_t n, size_t i)
+lt_free(ltree *t)
 {
-	mg_stream *s = h[i];
+	free(t->node);
+	free(t->key);
+	free(t->s);
+}
 
-	for (;;) {
-		size_t k = 2 * i + 1;
+static dw_err
+lt_init(ltree *t, size_t n)
+{
+	t->p = 1;
+	while (t->p < n)
+		t->p *= 2;
+	t->node = calloc(t->p, sizeof *t->node);
+	t->key = malloc(t->p * sizeof *t->key);
+	t->s = calloc(t->p, sizeof *t->s);
+	if (!t->node || !t->key || !t->s)
+		return DW_ENOMEM;
+	for (uint32_t i = 0; i < t->p; i++)
+		t->key[i] = LT_DONE;
+	return DW_OK;
+}
 
-		if (k >= n)
-			break;
-		if (k + 1 < n && before(h[k + 1], h[k]))
-			k++;
-		if (!before(h[k], s))
-			break;
-		h[i] = h[k];
-		i = k;
+/* Plays every match, bottom up. */
+static dw_err
+lt_build(ltree *t)
+{
+	uint32_t *win = malloc(2 * t->p * sizeof *win); /* winners by node */
+
+	if (!win)
+		return DW_ENOMEM;
+	for (uint32_t i = 0; i < t->p; i++)
+		win[t->p + i] = i;
+	for (uint32_t n = t->p - 1; n >= 1; n--) {
+		uint32_t a = win[2 * n], b = win[2 * n + 1];
+		bool bw = t->key[b] < t->key[a];
+
+		win[n] = bw ? b : a;
+		t->node[n] = bw ? a : b;
 	}
-	h[i] = s;
+	t->node[0] = win[1];
+	free(win);
+	return DW_OK;
+}
+
+/* Leaf i (the winner) has a new key: replays its path to the root. */
+static void
+lt_replay(ltree *t, uint32_t i)
+{
+	uint32_t w = i;
+
+	for (uint32_t n = (i + t->p) / 2; n >= 1; n /= 2) {
+		uint32_t l = t->node[n];
+		bool sw = t->key[l] < t->key[w];
+
+		t->node[n] = sw ? w : l;
+		w = sw ? l : w;
+	}
+	t->node[0] = w;
 }
 
 static int
-gthread_cmp(const void *a, const void *b)
+stream_gcmp(const void *a, const void *b)
 {
 	const mg_stream *x = *(mg_stream *const *)a, *y = *(mg_stream *const *)b;
 
@@ -195,16 +253,17 @@ group_emit(mg_ctx *c, mg_stream *s, int64_t t)
 static dw_err
 group(mg_ctx *c, mg_stream *s)
 {
-	int64_t t = s->cur.t;
+	const mg_ent *e = stream_peek(s);
+	int64_t t = e->t;
 	uint64_t n = 0;
 
 	c->npairs = c->nparts = 0;
 	do {
-		if (!take(c, s, &s->cur.rec))
+		if (!take(c, s, &e->rec))
 			return DW_ENOMEM;
-		s->cur.have = false;
+		stream_take(s);
 		n++;
-	} while (cursor_peek(&s->cur) && s->cur.t == t);
+	} while ((e = stream_peek(s)) && e->t == t);
 	if ((c->done & 0xffff) + n > 0xffff)
 		mg_progress_update(&c->prog, c->done + n);
 	c->done += n;
@@ -213,22 +272,34 @@ group(mg_ctx *c, mg_stream *s)
 
 /* ---- Streams ------------------------------------------------------------------- */
 
+/* Ring entries a stream gets: 8 MiB in all, 16 to 4096 each. */
+static size_t
+ring_size(const mg_ctx *c)
+{
+	size_t n = (8u << 20) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
+	size_t r = 16;
+
+	while (r * 2 <= n && r < 4096)
+		r *= 2;
+	return r;
+}
+
 static dw_err
 stream_open(mg_ctx *c, mg_stream *s)
 {
-	dw_err err = cursor_open(&s->cur, s->path, &s->proc->clk);
+	dw_err err = stream_open_ring(s, ring_size(c));
+	const mg_ent *e;
 
-	if (err == DW_OK)
-		err = cursor_open(&s->la, s->path, &s->proc->clk);
 	if (err == DW_ENOMEM)
 		return err;
 	s->phase = MG_RUN;
-	if (err != DW_OK || !cursor_peek(&s->cur)) {
+	e = err == DW_OK ? stream_peek(s) : NULL;
+	if (!e) {
 		mg_problem(c->errs, "%s: cannot be read again; left out",
 		           s->path);
 		s->phase = MG_FINISH;
 	}
-	s->key = s->phase == MG_RUN ? s->cur.t : s->end;
+	s->key = e ? e->t : s->end;
 	return emit_state(c, s, c->t0, s->first, MG_STATE_NOT_CREATED);
 }
 
@@ -243,73 +314,77 @@ stream_finish(mg_ctx *c, mg_stream *s)
 		                    "ignored",
 		           s->path, (unsigned long long)s->st.bad_pops);
 	s->phase = MG_DONE;
-	cursor_close(&s->cur);
-	cursor_close(&s->la);
+	stream_close(s);
 	return err;
 }
 
 static dw_err
-step(mg_ctx *c, mg_stream **h, size_t *n)
+step(mg_ctx *c, ltree *lt)
 {
-	mg_stream *s = h[0];
+	uint32_t w = lt->node[0];
+	mg_stream *s = lt->s[w];
+	const mg_ent *e;
 	dw_err err;
 
 	if (s->phase == MG_FINISH) {
 		err = stream_finish(c, s);
-		h[0] = h[--*n];
+		lt->key[w] = LT_DONE;
 	} else {
 		err = group(c, s);
-		if (cursor_peek(&s->cur)) {
-			s->key = s->cur.t;
+		if ((e = stream_peek(s))) {
+			lt->key[w] = lt_key(e->t, s->gthread);
 		} else {
 			s->phase = MG_FINISH;
-			s->key = s->end;
+			lt->key[w] = lt_key(s->end, s->gthread);
 		}
 	}
-	if (*n)
-		sift_down(h, *n, 0);
+	lt_replay(lt, w);
 	if (err == DW_OK && c->q.n)
 		err = oq_flush(c, false);
 	return err;
 }
 
+/* The streams with records, opened, in the tree by global thread. */
 static dw_err
-heap_build(mg_ctx *c, mg_stream **h, size_t *n)
+tree_build(mg_ctx *c, ltree *lt)
 {
-	dw_err err = DW_OK;
+	size_t n = 0;
+	dw_err err;
 
-	*n = 0;
+	for (size_t i = 0; i < c->nstreams; i++)
+		n += !c->streams[i].skip && c->streams[i].nrec;
+	err = lt_init(lt, n ? n : 1);
+	if (err != DW_OK)
+		return err;
+	n = 0;
 	for (size_t i = 0; i < c->nstreams; i++)
 		if (!c->streams[i].skip && c->streams[i].nrec)
-			h[(*n)++] = &c->streams[i];
-	qsort(h, *n, sizeof *h, gthread_cmp);
-	for (size_t i = 0; err == DW_OK && i < *n; i++)
-		err = stream_open(c, h[i]);
-	for (size_t i = *n / 2; i-- > 0;)
-		sift_down(h, *n, i);
-	return err;
+			lt->s[n++] = &c->streams[i];
+	qsort(lt->s, n, sizeof *lt->s, stream_gcmp);
+	for (size_t i = 0; err == DW_OK && i < n; i++) {
+		err = stream_open(c, lt->s[i]);
+		lt->key[i] = lt_key(lt->s[i]->key, lt->s[i]->gthread);
+	}
+	return err == DW_OK ? lt_build(lt) : err;
 }
 
 dw_err
 timeline_run(mg_ctx *c)
 {
-	mg_stream **h = malloc((c->nstreams ? c->nstreams : 1) * sizeof *h);
-	size_t n;
+	ltree lt = {0};
 	dw_err err;
 
-	if (!h)
-		return DW_ENOMEM;
 	mg_progress_start(&c->prog, c->o->progress, "merging",
 	                  c->rep.records_in);
 	c->done = 0;
-	err = heap_build(c, h, &n);
-	while (err == DW_OK && n)
-		err = step(c, h, &n);
+	err = tree_build(c, &lt);
+	while (err == DW_OK && lt.key[lt.node[0]] != LT_DONE)
+		err = step(c, &lt);
 	if (err == DW_OK)
 		err = oq_flush(c, true);
 	if (err == DW_OK)
 		comms_finish(c);
 	mg_progress_end(&c->prog);
-	free(h);
+	lt_free(&lt);
 	return err;
 }

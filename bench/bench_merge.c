@@ -1,0 +1,373 @@
+/*
+ * merge.records_per_s: merging a synthetic trace of 8 tasks x 2 threads,
+ * 50 million records (states, events, user functions, communications,
+ * sync records; two hosts, one with a skewed and drifting clock) into
+ * Paraver, on one core.  Floor, same run: reading the same files and
+ * writing as many bytes as the merge wrote, with no work in between.
+ * merge.peak_rss_mb: the merge's peak resident memory (a child process,
+ * ru_maxrss from wait4).
+ *
+ * The trace is generated into $TMPDIR (or /tmp) and removed afterwards.
+ * BENCH_MERGE_RECORDS overrides the record count (for a quick run);
+ * BENCH_MERGE_KEEP=1 keeps the directory (to profile `dwork merge` on it).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "merge/merge.h"
+#include "merge_synth.h"
+
+#define NTASKS   8
+#define NTHREADS 2
+#define PER_ITER 10 /* records a thread writes per iteration */
+#define STEP_NS  1000
+#define SYNC_EVERY 4096
+
+static char dir[512];
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- The synthetic trace ------------------------------------------------ */
+
+/* Host b runs 5 s ahead of host a and 20 ppm fast. */
+static uint64_t
+host_ns(uint32_t task, uint64_t true_ns)
+{
+	if (task < NTASKS / 2)
+		return true_ns + 1000000000ull;
+	return true_ns + true_ns / 50000 + 6000000000ull;
+}
+
+static uint64_t
+ticks(const ms_proc *p, uint64_t true_ns)
+{
+	return host_ns(p->task, true_ns) * 3; /* a 3 GHz TSC */
+}
+
+static void
+gen_sync(ms_thread *t, uint64_t i, uint64_t tr)
+{
+	uint64_t local = host_ns(t->p->task, tr);
+	int64_t noise = (int64_t)((i * 7919) % 201) - 100;
+
+	ms_sync(t, ticks(t->p, tr), 0, local,
+	        (int64_t)tr + 1000000000 - (int64_t)local + noise, 10000);
+}
+
+/* One iteration of thread k of task t at true time tr. */
+static void
+gen_iter(ms_thread *th, uint32_t task, uint32_t k, uint64_t i, uint64_t tr)
+{
+	const ms_proc *p = th->p;
+	uint64_t id = i * NTHREADS + k, f = 0x401000 + (i & 3) * 0x40;
+
+	ms_push(th, ticks(p, tr), 1);
+	ms_event(th, ticks(p, tr + 60), 1001, i & 7);
+	ms_event(th, ticks(p, tr + 60), 1002, 1);
+	ms_enter(th, ticks(p, tr + 100), f);
+	ms_exit(th, ticks(p, tr + 200), f);
+	ms_comm(th, ticks(p, tr + 300), 6, (task + 1) % NTASKS, 1, 1024, id);
+	ms_pop(th, ticks(p, tr + 400));
+	ms_push(th, ticks(p, tr + 500), 3);
+	ms_comm(th, ticks(p, tr + 600), 7, (task + NTASKS - 1) % NTASKS, 1,
+	        1024, id);
+	ms_pop(th, ticks(p, tr + 700));
+}
+
+static void
+gen_thread(ms_proc *p, uint32_t k, uint64_t iters)
+{
+	ms_thread th;
+
+	ms_thread_open(&th, p, k);
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t tr = i * STEP_NS + k * 10;
+
+		if (p->task >= NTASKS / 2 && i % SYNC_EVERY == 0)
+			gen_sync(&th, i, tr);
+		gen_iter(&th, p->task, k, i, tr);
+	}
+	ms_thread_close(&th);
+}
+
+static void
+gen_labels(ms_proc *p)
+{
+	static const char *const fn[] = {"solve", "exchange", "reduce",
+	                                 "update"};
+
+	ms_label_type(p, 1001, "Iteration phase");
+	ms_label_type(p, 1002, "Step");
+	for (int i = 0; i < 4; i++)
+		ms_label_func(p, 0x401000 + (uint64_t)i * 0x40, fn[i]);
+	for (uint32_t k = 0; k < NTHREADS; k++)
+		ms_label_thread(p, k, k ? "worker" : "main");
+}
+
+static void
+gen_trace(uint64_t records)
+{
+	uint64_t iters = records / (NTASKS * NTHREADS * PER_ITER);
+
+	for (uint32_t t = 0; t < NTASKS; t++) {
+		ms_proc p;
+
+		ms_proc_init(&p, dir, 0xbe00 + t, 1000 + t, t);
+		p.ntasks = NTASKS;
+		p.clock = FMT_CLOCK_TSC;
+		p.ticks_per_s = 3000000000ull;
+		p.init_ns = host_ns(t, 0);
+		p.init_ticks = ticks(&p, 0);
+		p.seg_size = 1u << 20;
+		snprintf(p.host, sizeof p.host, t < NTASKS / 2 ? "bench-a"
+		                                               : "bench-b");
+		snprintf(p.program, sizeof p.program, "bench");
+		gen_labels(&p);
+		ms_proc_end(&p, ticks(&p, iters * STEP_NS + 1000));
+		for (uint32_t k = 0; k < NTHREADS; k++)
+			gen_thread(&p, k, iters);
+		ms_proc_close(&p);
+	}
+}
+
+/* ---- Runs ---------------------------------------------------------------- */
+
+/* Pins the calling process to one core. */
+static void
+one_core(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		for (int c = 0; c < CPU_SETSIZE; c++) {
+			if (CPU_ISSET(c, &set)) {
+				CPU_ZERO(&set);
+				CPU_SET(c, &set);
+				sched_setaffinity(0, sizeof set, &set);
+				return;
+			}
+		}
+	}
+}
+
+/* Runs fn in a child; its wall time, peak RSS (KiB) and exit status. */
+static int
+in_child(int (*fn)(void *), void *arg, double *secs, long *rss_kb)
+{
+	double t = now_s();
+	struct rusage ru;
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		one_core();
+		_exit(fn(arg));
+	}
+	if (wait4(pid, &st, 0, &ru) != pid) {
+		perror("wait4");
+		exit(2);
+	}
+	*secs = now_s() - t;
+	*rss_kb = ru.ru_maxrss;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int
+run_gen(void *arg)
+{
+	gen_trace(*(uint64_t *)arg);
+	return 0;
+}
+
+static int
+run_merge(void *arg)
+{
+	mg_opts o = {.dir = dir};
+	mg_writer *w;
+	mg_report rep;
+	char prefix[600];
+	dw_err err;
+	FILE *f;
+
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	if (prv_writer_new(prefix, &w) != DW_OK)
+		return 1;
+	err = mg_merge(&o, w, NULL, &rep);
+	mg_writer_free(w);
+	if (err != DW_OK)
+		return 1;
+	f = fopen((char *)arg, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%llu %llu %llu %llu\n", (unsigned long long)rep.records_in,
+	        (unsigned long long)rep.comms,
+	        (unsigned long long)rep.recv_moved,
+	        (unsigned long long)rep.unmatched_sends);
+	fclose(f);
+	return 0;
+}
+
+static uint64_t
+file_size(const char *name)
+{
+	char path[700];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static uint64_t out_bytes;
+
+static void
+remove_outputs(void)
+{
+	static const char *const ext[] = {"prv", "pcf", "row"};
+	char path[700];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/out.%s", dir, ext[i]);
+		unlink(path);
+	}
+}
+
+/* The floor: read every trace file, write out_bytes, nothing between. */
+static int
+run_floor(void *arg)
+{
+	static char buf[1 << 20];
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[800];
+	uint64_t left = out_bytes;
+	int fd;
+
+	(void)arg;
+	memset(buf, 'x', sizeof buf);
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 5 || (strcmp(de->d_name + n - 4, ".dwt") &&
+		              strcmp(de->d_name + n - 4, ".dwp")))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY);
+		while (fd >= 0 && read(fd, buf, sizeof buf) > 0)
+			;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
+	snprintf(path, sizeof path, "%s/floor.out", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	while (fd >= 0 && left) {
+		ssize_t w = write(fd, buf, left < sizeof buf ? left : sizeof buf);
+
+		if (w <= 0)
+			return 1;
+		left -= (uint64_t)w;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return 0;
+}
+
+static void
+cleanup(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[800];
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	const char *base = getenv("TMPDIR"), *env = getenv("BENCH_MERGE_RECORDS");
+	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
+	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
+	char report[700];
+	double tgen, tmerge, tfloor, best = 1e30;
+	long rss, rss_max = 0, dummy;
+	FILE *f;
+
+	snprintf(dir, sizeof dir, "%s/dwbench-merge-XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(report, sizeof report, "%s/report", dir);
+	if (in_child(run_gen, &records, &tgen, &dummy)) {
+		cleanup();
+		return 2;
+	}
+	for (int run = 0; run < 2; run++) {
+		if (in_child(run_merge, report, &tmerge, &rss)) {
+			fprintf(stderr, "bench: the merge failed\n");
+			cleanup();
+			return 1;
+		}
+		best = tmerge < best ? tmerge : best;
+		rss_max = rss > rss_max ? rss : rss_max;
+		out_bytes = file_size("out.prv") + file_size("out.pcf") +
+		            file_size("out.row");
+		remove_outputs();
+	}
+	f = fopen(report, "r");
+	if (!f || fscanf(f, "%llu %llu %llu %llu", &nin, &ncomm, &moved,
+	                 &unmatched) != 4)
+		nin = 0;
+	if (f)
+		fclose(f);
+	in_child(run_floor, NULL, &tfloor, &dummy);
+	printf("bench: generated %llu records (%.2f s); merged to %.1f MB of "
+	       "Paraver: %llu communications, %llu receives moved, %llu "
+	       "unmatched\n",
+	       nin, tgen, (double)out_bytes / 1e6, ncomm, moved, unmatched);
+	printf("bench: merge.records_per_s = %.0f records/s\n", (double)nin / best);
+	printf("bench: merge.records_per_s.floor = %.0f records/s\n",
+	       (double)nin / tfloor);
+	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);
+	printf("bench: merge.records_per_s.target = 10000000 records/s\n");
+	printf("bench: merge.peak_rss_mb = %.1f MB\n", (double)rss_max / 1024);
+	printf("bench: merge.peak_rss_mb.target = 64.0 MB\n");
+	if (getenv("BENCH_MERGE_KEEP"))
+		printf("bench: trace kept in %s\n", dir);
+	else
+		cleanup();
+	return 0;
+}
