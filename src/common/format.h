@@ -136,19 +136,15 @@ fmt_get_u16(const unsigned char *p)
 static inline uint32_t
 fmt_get_u32(const unsigned char *p)
 {
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	/* Spelled out so that compilers make it one load (a loop is not). */
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
 }
 
 static inline uint64_t
 fmt_get_u64(const unsigned char *p)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	return (uint64_t)fmt_get_u32(p) | (uint64_t)fmt_get_u32(p + 4) << 32;
 }
 
 #endif
