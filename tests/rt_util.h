@@ -113,4 +113,31 @@ big(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(big)
 
+static int
+until_interrupted(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg;
+	(void)len;
+	for (int i = 0; i < 500 && !dw_interrupted(); i++)
+		usleep(10000);
+	const char *what = dw_interrupted() ? "interrupted" : "not interrupted";
+	return dw_reply_set(r, what, strlen(what));
+}
+DW_REGISTER(until_interrupted)
+
+static int
+cwd(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg;
+	(void)len;
+	char buf[1024];
+	if (!getcwd(buf, sizeof buf))
+		return dw_reply_error(r, "getcwd failed");
+	const char *v = getenv("RT_TEST_VAR");
+	char out[1200];
+	snprintf(out, sizeof out, "%s|%s", buf, v ? v : "");
+	return dw_reply_set(r, out, strlen(out));
+}
+DW_REGISTER(cwd)
+
 #endif

@@ -7,6 +7,17 @@
 #include "rt_util.h"
 #include "testutil.h"
 
+static int
+echo_ok_on(int w)
+{
+	void *res;
+	size_t n;
+	int ok = dw_remotecall_fetch(w, "echo", "ok", 2, &res, &n) == DW_OK &&
+		 n == 2;
+	free(ok ? res : NULL);
+	return ok;
+}
+
 static void
 test_ids(void)
 {
@@ -250,6 +261,39 @@ test_output(void)
 	CHECK(strstr(buf, "From worker 3: hello there\n") != NULL);
 }
 
+/* dw_interrupt reaches a running function through dw_interrupted(). */
+static void
+test_interrupt(void)
+{
+	dw_future *f;
+	REQUIRE(dw_remotecall(2, "until_interrupted", NULL, 0, &f) == DW_OK);
+	usleep(100000);
+	int id = 2;
+	CHECK(dw_interrupt(&id, 1) == DW_OK);
+	const void *r;
+	size_t n;
+	CHECK(dw_future_fetch_timeout(f, &r, &n, 10000) == DW_OK);
+	CHECK(n == 11 && memcmp(r, "interrupted", 11) == 0);
+	dw_future_free(f);
+	CHECK(echo_ok_on(2)); /* the worker goes on */
+}
+
+/* Launch options: working directory and environment reach the worker. */
+static void
+test_launch_options(void)
+{
+	const char *env[] = {"RT_TEST_VAR=hello", NULL};
+	dw_local_options o = {.dir = "/tmp", .env = env};
+	int id;
+	REQUIRE(dw_addprocs(1, &o, &id) == 1);
+	void *res;
+	size_t n;
+	CHECK(dw_remotecall_fetch(id, "cwd", NULL, 0, &res, &n) == DW_OK);
+	CHECK(n == 10 && memcmp(res, "/tmp|hello", 10) == 0);
+	free(res);
+	CHECK(dw_rmprocs(&id, 1, 5000) == DW_OK);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -266,6 +310,8 @@ main(int argc, char **argv)
 	test_concurrent();
 	test_big();
 	test_output();
+	test_interrupt();
+	test_launch_options();
 	test_flat_memory();
 	CHECK(dw_finalize() == DW_OK);
 	return tu_report("runtime_calls");
