@@ -2,7 +2,7 @@
 #
 #   make [build]   configure (if needed) and build into $(BUILD_DIR)
 #   make check     build, then run the test suite
-#   make demo      build, then run the demo
+#   make demo      build, then run the demo (Mandelbrot on 4 traced workers)
 #   make bench     build, then run every benchmark (build/bench/bench_*)
 #   make install   install into $(PREFIX) (DESTDIR honoured)
 #   make asan      build and test under ASan+UBSan in $(ASAN_DIR)
@@ -42,9 +42,11 @@ build:
 check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2
 
-# The demo runs in the build directory so its trace and image land there.
+# The demo: examples/mandelbrot.c with 4 local workers, every process
+# traced, the trace merged at the end.  It runs in the build directory so
+# its image (mandelbrot.pgm) and trace (mandelbrot.trace/) land there.
 demo: build
-	cd $(BUILD_DIR) && rm -rf demo.trace && ./examples/demo && ./tools/dwork info demo.trace
+	cd $(BUILD_DIR) && rm -rf mandelbrot.trace && ./tools/dwork run --trace=mandelbrot.trace -p 4 ./examples/mandelbrot
 
 bench: build
 	@set -e; for b in $(BUILD_DIR)/bench/bench_*; do \

@@ -19,5 +19,6 @@ struct cmd {
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif
