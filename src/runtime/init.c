@@ -157,7 +157,9 @@ init_procs(int *argc, char ***argv, int *procs)
 			   env);
 		return DW_EINVAL;
 	}
-	if (argc && argv && *argv)
+	/* A launcher (dwork run) that set DWORK_PROCS leaves the program's
+	 * own arguments alone, -p included. */
+	if (!env && argc && argv && *argv)
 		return init_take_procs(argc, argv, procs);
 	return DW_OK;
 }
