@@ -112,14 +112,14 @@ count_files(const char *dir, const char *suffix)
 static void
 check_trace(const char *dir)
 {
-	char prefix[600], err[1024];
+	char prefix[700], err[1024];
 	snprintf(prefix, sizeof prefix, "%s/trace", dir);
 	pc_result r;
-	if (prv_check(prefix, PC_CAUSAL, &r, err, sizeof err) != 0) {
+	if (prv_check(prefix, PC_ALL, &r, err, sizeof err) != 0) {
 		fprintf(stderr, "strict checker: %s\n", err);
 		tu_failures++;
 	}
-	char prv[700];
+	char prv[800];
 	snprintf(prv, sizeof prv, "%s.prv", prefix);
 	struct prv_facts f;
 	read_prv(prv, &f);
