@@ -172,11 +172,16 @@ one_core(void)
 static int
 in_child(int (*fn)(void *), void *arg, double *secs, long *rss_kb)
 {
-	double t = now_s();
 	struct rusage ru;
-	pid_t pid = fork();
+	double t;
+	pid_t pid;
 	int st;
 
+	/* Dirty pages left by the step before would be written back while
+	 * this one runs and slow its writes: start from a clean cache. */
+	sync();
+	t = now_s();
+	pid = fork();
 	if (pid < 0) {
 		perror("fork");
 		exit(2);

@@ -31,7 +31,7 @@
 #include "common/format.h"
 
 typedef struct ms_proc {
-	char dir[512];
+	char dir[1024];
 	uint64_t uid;
 	uint32_t pid, task, ntasks, nthreads;
 	uint16_t vmajor;        /* 1; tests set 2 for "newer version" */
@@ -253,7 +253,7 @@ static inline void
 ms_proc_close(ms_proc *p)
 {
 	unsigned char h[FMT_HEADER_PAGE];
-	char path[700];
+	char path[1200];
 	int fd;
 
 	ms_path(p, path, sizeof path, -1);
@@ -275,7 +275,7 @@ ms_proc_close(ms_proc *p)
 static inline void
 ms_thread_open(ms_thread *t, ms_proc *p, uint32_t tid)
 {
-	char path[700];
+	char path[1200];
 
 	memset(t, 0, sizeof *t);
 	t->p = p;

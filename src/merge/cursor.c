@@ -123,10 +123,10 @@ la_far(mg_stream *s, uint64_t i)
 	return &s->la_ent;
 }
 
-/* Record i (i >= pos) for the lookahead: from the ring, decoding into
- * it while it has room, else from the second reader. */
+/* Record i (i >= pos) for the lookahead when it is not in the ring yet:
+ * decoded into it while it has room, else read by the second reader. */
 static const mg_ent *
-la_get(mg_stream *s, uint64_t i)
+la_slow(mg_stream *s, uint64_t i)
 {
 	while (i >= s->tail && s->tail - s->pos <= s->rmask && !s->eof)
 		stream_fill(s);
@@ -135,36 +135,34 @@ la_get(mg_stream *s, uint64_t i)
 	return s->eof ? NULL : la_far(s, i);
 }
 
-/* Applies the lookahead's next group (records of one time); its time. */
-static int64_t
-la_group(mg_stream *s)
+static inline const mg_ent *
+la_at(mg_stream *s, uint64_t i)
 {
-	const mg_ent *e = la_get(s, s->la_pos);
-	int64_t t = e->t;
-
-	do {
-		stack_apply(&s->la_st, &e->rec);
-		s->la_pos++;
-	} while ((e = la_get(s, s->la_pos)) && e->t == t);
-	return t;
+	return i < s->tail ? &s->ring[i & s->rmask] : la_slow(s, i);
 }
 
 /*
  * The stream has just taken its records of time t and shows `shown`:
- * the time of the next group after which it shows something else, or
- * the stream's end.  The lookahead stops at the group that changed,
- * which the merge reaches next.
+ * the time of the next group (records of one time) after which it shows
+ * something else, or the stream's end.  The lookahead stops after the
+ * group that changed, which the merge reaches next.
  */
 int64_t
 lookahead_next(mg_stream *s, int64_t t, uint32_t shown)
 {
-	const mg_ent *e;
+	const mg_ent *e = la_at(s, s->la_pos);
 
-	while ((e = la_get(s, s->la_pos)) && e->t <= t)
-		la_group(s);
-	while (la_get(s, s->la_pos)) {
-		int64_t g = la_group(s);
+	while (e && e->t <= t) { /* catch up with the merge */
+		stack_apply(&s->la_st, &e->rec);
+		e = la_at(s, ++s->la_pos);
+	}
+	while (e) {
+		int64_t g = e->t;
 
+		do {
+			stack_apply(&s->la_st, &e->rec);
+			e = la_at(s, ++s->la_pos);
+		} while (e && e->t == g);
 		if (stack_shown(&s->la_st) != shown)
 			return g;
 	}

@@ -417,9 +417,16 @@ void comms_finish(mg_ctx *c);
 /* outq.c */
 void oq_init(mg_outq *q, uint32_t window);
 void oq_free(mg_outq *q);
-dw_err oq_emit(mg_ctx *c, const mg_rec *r);
+dw_err oq_queue(mg_ctx *c, const mg_rec *r);
 dw_err oq_place(mg_ctx *c, uint32_t msg);
 dw_err oq_flush(mg_ctx *c, bool final);
 dw_err mg_write(mg_ctx *c, const mg_rec *r);
+
+/* Writes r, or queues it behind a communication still waiting. */
+static inline dw_err
+oq_emit(mg_ctx *c, const mg_rec *r)
+{
+	return c->q.n ? oq_queue(c, r) : mg_write(c, r);
+}
 
 #endif

@@ -54,8 +54,11 @@ ob_open(ob *b, const char *path)
 	b->cap = OB_SIZE;
 	b->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (b->fd < 0) {
-		b->errnum = errno;
-		return dw_err_from_errno(errno);
+		int e = errno;
+
+		ob_discard(b);
+		b->errnum = e;
+		return dw_err_from_errno(e);
 	}
 	return DW_OK;
 }

@@ -36,7 +36,7 @@ dw_err ob_flush(ob *b);
 /* Flushes, closes and frees; DW_OK or the first error. */
 dw_err ob_close(ob *b);
 
-/* Closes and frees without writing what is buffered. */
+/* Closes and frees without writing what is buffered; errnum stays. */
 void ob_discard(ob *b);
 
 /* Makes room for n bytes (n <= OB_SIZE); then ob_end(b) is where to

@@ -106,12 +106,10 @@ oq_copy_pairs(oq_ent *e, const mg_rec *r)
 }
 
 dw_err
-oq_emit(mg_ctx *c, const mg_rec *r)
+oq_queue(mg_ctx *c, const mg_rec *r)
 {
 	oq_ent *e;
 
-	if (!c->q.n)
-		return mg_write(c, r);
 	if (!(e = oq_push(&c->q)))
 		return DW_ENOMEM;
 	e->r = *r;
