@@ -61,6 +61,12 @@ enum dwt_clock {
  *   DWT_MODE          linear (stop recording at the cap) or circular
  *                     (keep the newest segments)
  *   DWT_CLOCK         auto, tsc or monotonic-raw
+ *   DWT_INSTRUMENT_INCLUDE, DWT_INSTRUMENT_EXCLUDE
+ *                     comma-separated name patterns (fnmatch) selecting
+ *                     the functions -finstrument-functions records
+ *   DWT_INSTRUMENT_MIN_NS
+ *                     drop instrumented calls shorter than this that
+ *                     recorded nothing inside (0 = keep all)
  *
  * The strings are borrowed: they must outlive dwt_init().
  */
@@ -72,6 +78,9 @@ typedef struct dwt_config {
 	uint64_t size_cap;
 	int circular;
 	int clock; /* enum dwt_clock */
+	const char *instrument_include; /* NULL: every function */
+	const char *instrument_exclude; /* NULL: none */
+	uint64_t instrument_min_ns;
 } dwt_config;
 
 #define DWT_SEGMENT_MIN (64u << 10)

@@ -163,6 +163,23 @@ cfg_apply(dwt_config *c, const char *var, const char *v, char *err,
 		c->circular = strcasecmp(v, "circular") == 0;
 		return DW_OK;
 	}
+	if (strcmp(var, "DWT_INSTRUMENT_INCLUDE") == 0) {
+		c->instrument_include = v;
+		return DW_OK;
+	}
+	if (strcmp(var, "DWT_INSTRUMENT_EXCLUDE") == 0) {
+		c->instrument_exclude = v;
+		return DW_OK;
+	}
+	if (strcmp(var, "DWT_INSTRUMENT_MIN_NS") == 0) {
+		uint64_t ns;
+		if (cfg_size(v, &ns) || ns > 60000000000ull)
+			return cfg_fail(err, len, var, v,
+					"a duration in nanoseconds from 0 to "
+					"60000000000");
+		c->instrument_min_ns = ns;
+		return DW_OK;
+	}
 	return cfg_clock(c, v, err, len);
 }
 
@@ -172,6 +189,8 @@ dwt_config_from_env(dwt_config *cfg, char *err, size_t errlen)
 	static const char *const vars[] = {
 		"DWT_ENABLED",	"DWT_DIR",  "DWT_PROGRAM", "DWT_SEGMENT_SIZE",
 		"DWT_SIZE_CAP", "DWT_MODE", "DWT_CLOCK",
+		"DWT_INSTRUMENT_INCLUDE", "DWT_INSTRUMENT_EXCLUDE",
+		"DWT_INSTRUMENT_MIN_NS",
 	};
 	dwt_config c = *cfg;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {

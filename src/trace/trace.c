@@ -222,6 +222,7 @@ dwt_init(const dwt_config *cfg)
 	}
 	if ((err = trc_setup_files()) != DW_OK)
 		goto out;
+	ins_configure(&c, clk_ticks_per_s());
 	trc.cfg.dir = trc.dir; /* the caller's strings were borrowed */
 	trc.cfg.program = trc.program;
 	trc.gen++;

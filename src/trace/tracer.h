@@ -44,6 +44,8 @@ struct buf {
 	int fail_err;          /* why the last allocation failed */
 	int exited;            /* its thread has exited */
 	uint64_t fncache[BUF_FNCACHE]; /* recently seen function addresses */
+	unsigned char *fe_pos; /* instrumented entry that may be taken back */
+	uint64_t fe_last;      /* the time base before it */
 	struct addrset fns;            /* every function address it saw */
 	char path[PATH_MAX];
 	struct buf *next;
@@ -122,6 +124,9 @@ void fn_set_free(struct addrset *s);
  * *out, 0; -1 when it is none of those.  A valid program name: 1. */
 int cfg_bool(const char *s, int *out);
 int cfg_program_ok(const char *s);
+
+/* instrument.c */
+void ins_configure(const dwt_config *c, uint64_t ticks_per_s);
 
 /* trace.c */
 void trc_refresh_identity(void);
