@@ -75,15 +75,24 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 	return -1;
 }
 
-/* TRACE_DIR without trailing slashes and without ".trace". */
+/* TRACE_DIR without trailing slashes and without ".trace"; for ".",
+ * ".." or "/", the file "trace" in it. */
 static char *
 default_prefix(const char *dir)
 {
-	size_t n = strlen(dir);
+	size_t n = strlen(dir), b;
 	char *p;
 
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
+	for (b = n; b > 0 && dir[b - 1] != '/'; b--)
+		;
+	if ((n - b == 1 && dir[b] == '.') ||
+	    (n - b == 2 && !strncmp(dir + b, "..", 2)) || n - b == 0) {
+		if (asprintf(&p, "%.*s/trace", (int)n, dir) < 0)
+			return NULL;
+		return p;
+	}
 	if (n > 6 && !strncmp(dir + n - 6, ".trace", 6) && dir[n - 7] != '/')
 		n -= 6;
 	p = malloc(n + 1);
