@@ -184,6 +184,11 @@ DW_API int dw_interrupt(const int *ids, int n);
  * the next call starts). */
 DW_API int dw_interrupted(void);
 
+/* ---- cluster managers beyond one machine (docs/managers.md) ---- */
+
+/* A worker count meaning "one per core of that host". */
+#define DW_AUTO (-1)
+
 /* ---- registered functions ---- */
 
 typedef struct dw_reply dw_reply;
