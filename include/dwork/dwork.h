@@ -189,6 +189,38 @@ DW_API int dw_interrupted(void);
 /* A worker count meaning "one per core of that host". */
 #define DW_AUTO (-1)
 
+/*
+ * Workers that dial in.  The master listens on addr ("host:port", port 0
+ * for any; NULL: "127.0.0.1:0") and writes the address it got, as
+ * "host:port", into bound (len bytes, may be NULL).  Any program may then
+ * start workers with `EXE --dwork-dial HOST:PORT` and the cookie on its
+ * stdin or in `--dwork-cookie-file FILE` (never on a command line); they
+ * connect, prove the cookie first, and wait for dw_accept_workers.
+ * Returns DW_OK, DW_ESTATE (not the master, or already listening), or the
+ * socket's error (the message names the address).
+ */
+DW_API int dw_listen(const char *addr, char *bound, size_t len);
+
+/*
+ * Waits up to timeout_ms (<= 0: 60 s) until n workers have dialled in and
+ * joined.  A connection with a wrong cookie, or that says nothing, is
+ * closed and logged and takes no id; the wait goes on.  Returns the
+ * number that joined (ids receives them, may be NULL), or a negative
+ * dw_err when none did (DW_ETIMEDOUT, DW_ESTATE if dw_listen was not
+ * called).
+ */
+DW_API int dw_accept_workers(int n, int timeout_ms, int *ids);
+
+/* Stops listening for workers; those that joined stay.  Returns DW_OK. */
+DW_API int dw_listen_close(void);
+
+/*
+ * Writes the cluster's cookie and a newline into path, created with mode
+ * 0600 (an existing file is replaced), for `--dwork-cookie-file`.
+ * Returns DW_OK or the file's error.
+ */
+DW_API int dw_write_cookie_file(const char *path);
+
 /* ---- registered functions ---- */
 
 typedef struct dw_reply dw_reply;

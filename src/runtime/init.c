@@ -215,6 +215,7 @@ dw_finalize(void)
 		return DW_OK;
 	rtr_user_thread();
 	rtr_push(DWT_STATE_OVERHEAD);
+	dw_listen_close();
 	cl_shutdown();
 	rtr_pop();
 	rtr_master_finish();

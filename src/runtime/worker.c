@@ -4,6 +4,7 @@
  * master goes away.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -20,11 +21,17 @@
 #include "runtime/rtrace.h"
 
 #define WORKER_FLAG "--dwork-worker"
+#define DIAL_FLAG "--dwork-dial"
+
+/* Set by worker_args: the port to listen on, and for a worker that
+ * dials in (docs/managers.md), the master's address and the cookie file. */
+static const char *w_port = "0", *w_dial, *w_cookie_file;
 
 int
 worker_is_worker(int argc, char **argv)
 {
-	return argc > 1 && strcmp(argv[1], WORKER_FLAG) == 0;
+	return argc > 1 && (strcmp(argv[1], WORKER_FLAG) == 0 ||
+			    strcmp(argv[1], DIAL_FLAG) == 0);
 }
 
 static void
@@ -36,26 +43,32 @@ worker_die(const char *fmt, const char *arg)
 	exit(2);
 }
 
-/* The cookie is the first line of stdin. */
+/* The cookie is the first line of stdin, or of the cookie file. */
 static void
 worker_read_cookie(void)
 {
 	size_t n = 0;
-	struct pollfd p = {.fd = 0, .events = POLLIN};
+	int fd = w_cookie_file ? open(w_cookie_file, O_RDONLY | O_CLOEXEC) : 0;
+	const char *src = w_cookie_file ? w_cookie_file : "stdin";
+	if (fd < 0)
+		worker_die("cannot open the cookie file '%s'", w_cookie_file);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	while (n < WIRE_COOKIE_MAX) {
 		if (poll(&p, 1, 10000) <= 0)
-			worker_die("%s", "no cookie on stdin within 10 s");
+			worker_die("no cookie on %s within 10 s", src);
 		char ch;
-		ssize_t r = read(0, &ch, 1);
-		if (r <= 0)
-			worker_die("%s", "stdin closed before the cookie");
-		if (ch == '\n')
+		ssize_t r = read(fd, &ch, 1);
+		if (r <= 0 && !(w_cookie_file && r == 0 && n))
+			worker_die("%s ended before the cookie", src);
+		if (r <= 0 || ch == '\n')
 			break;
 		rt.cookie[n++] = ch;
 	}
 	rt.cookie[n] = 0;
+	if (fd > 0)
+		close(fd);
 	if (n == 0)
-		worker_die("%s", "empty cookie on stdin");
+		worker_die("empty cookie on %s", src);
 }
 
 static int
@@ -64,9 +77,12 @@ worker_listen(const char *bind_addr)
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE},
 			*ai = NULL;
-	if (getaddrinfo(bind_addr, "0", &hints, &ai) != 0)
+	if (getaddrinfo(bind_addr, w_port, &hints, &ai) != 0)
 		worker_die("cannot resolve bind address '%s'", bind_addr);
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 	    listen(fd, 16) < 0)
 		worker_die("cannot listen on '%s'", bind_addr);
@@ -182,6 +198,62 @@ worker_accept_master(int lfd, struct wire_hello *h)
 	}
 }
 
+/* Connects to HOST:PORT ([v6]:PORT), retrying while the master is not
+ * listening yet, for up to 60 s. */
+static int
+worker_connect(const char *addr)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	size_t hl = colon ? (size_t)(colon - addr) : 0;
+	if (hl && addr[0] == '[' && addr[hl - 1] == ']')
+		addr++, hl -= 2;
+	if (!colon || !hl || hl >= sizeof host || !colon[1])
+		worker_die("'%s' is not HOST:PORT", addr);
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+	int e = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (e)
+		worker_die("cannot resolve the master's address: %s",
+			   gai_strerror(e));
+	int fd = -1;
+	uint64_t deadline = rt_now_ms() + 60000;
+	for (int wait = 50;; wait = wait < 1000 ? wait * 2 : 1000) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		if ((e != ECONNREFUSED && e != ENETUNREACH &&
+		     e != EHOSTUNREACH && e != ETIMEDOUT && e != EINTR) ||
+		    rt_now_ms() >= deadline)
+			break;
+		usleep((useconds_t)wait * 1000u);
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		worker_die("cannot connect to the master: %s", strerror(e));
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+/* A worker that dials in speaks first: its HELLO_ACK shows the master
+ * it knows the cookie before the master sends its own; then the usual
+ * handshake (docs/wire-protocol.md). */
+static int
+worker_dial(const char *addr, struct wire_hello *h)
+{
+	int fd = worker_connect(addr);
+	worker_send_ack(fd);
+	if (worker_check_hello(fd, h) < 0)
+		worker_die("the master at %s did not accept this worker", addr);
+	return fd;
+}
+
 /* The settings the master sends right after the handshake. */
 static void
 worker_read_config(int fd)
@@ -217,9 +289,17 @@ worker_args(int *argc, char ***argv, int *execs)
 	const char *bind = "127.0.0.1";
 	char **v = *argv;
 	int j = 1;
-	for (int i = 2; i < *argc; i++) {
+	for (int i = 1; i < *argc; i++) {
+		if (i == 1 && !strcmp(v[i], WORKER_FLAG))
+			continue;
 		if (!strcmp(v[i], "--dwork-bind") && i + 1 < *argc)
 			bind = v[++i];
+		else if (!strcmp(v[i], "--dwork-port") && i + 1 < *argc)
+			w_port = v[++i];
+		else if (!strcmp(v[i], DIAL_FLAG) && i + 1 < *argc)
+			w_dial = v[++i];
+		else if (!strcmp(v[i], "--dwork-cookie-file") && i + 1 < *argc)
+			w_cookie_file = v[++i];
 		else if (!strcmp(v[i], "--dwork-executors") && i + 1 < *argc)
 			*execs = atoi(v[++i]);
 		else
@@ -238,10 +318,15 @@ worker_main(int *argc, char ***argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_read_cookie();
 	int lfd = worker_listen(bind);
-	printf("dwork-worker-address %s\n", rt.my_addr);
-	fflush(stdout);
 	struct wire_hello h;
-	int fd = worker_accept_master(lfd, &h);
+	int fd;
+	if (w_dial) {
+		fd = worker_dial(w_dial, &h);
+	} else {
+		printf("dwork-worker-address %s\n", rt.my_addr);
+		fflush(stdout);
+		fd = worker_accept_master(lfd, &h);
+	}
 	close(lfd);
 	rt.myid = (int)h.id;
 	rt.role = RT_WORKER;

@@ -1,0 +1,312 @@
+/*
+ * Workers that dial in: the master listens; a worker started by anything
+ * (a script, a scheduler, another machine) with the address and the
+ * cookie connects, proves the cookie first, and then goes through the
+ * usual handshake (docs/wire-protocol.md, "Workers that dial in").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/managers/mgr.h"
+#include "runtime/rt.h"
+
+#define DIAL_PROOF_MS 3000 /* a worker speaks as soon as it connects */
+
+static struct {
+	pthread_mutex_t lock;
+	int fd;
+	char addr[300];
+} dial = {PTHREAD_MUTEX_INITIALIZER, -1, ""};
+
+static void
+dial_name(const struct sockaddr *sa, socklen_t sl, char *buf, size_t len)
+{
+	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+	getnameinfo(sa, sl, host, sizeof host, port, sizeof port,
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
+		 port);
+}
+
+/* Splits "host:port" / "[v6]:port"; 0 or -1. */
+static int
+dial_split(const char *addr, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon = strrchr(addr, ':');
+	if (!colon || !colon[1] || strlen(colon + 1) >= plen)
+		return -1;
+	size_t hl = (size_t)(colon - addr);
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']')
+		addr++, hl -= 2;
+	else if (memchr(addr, ':', hl))
+		return -1; /* v6 without brackets */
+	if (hl == 0 || hl >= hlen)
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	snprintf(port, plen, "%s", colon + 1);
+	return 0;
+}
+
+static int
+dial_open(const char *addr, char *why, size_t len)
+{
+	char host[256], port[16];
+	if (dial_split(addr, host, sizeof host, port, sizeof port) < 0) {
+		snprintf(why, len, "'%s' is not host:port", addr);
+		return -DW_EINVAL;
+	}
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE},
+			*ai = NULL;
+	int e = getaddrinfo(host, port, &hints, &ai);
+	if (e) {
+		snprintf(why, len, "cannot resolve '%s': %s", addr,
+			 gai_strerror(e));
+		return -DW_EINVAL;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+	    listen(fd, 128) < 0) {
+		e = errno;
+		snprintf(why, len, "cannot listen on %s: %s", addr,
+			 strerror(e));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -(int)dw_err_from_errno(e);
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+DW_API int
+dw_listen(const char *addr, char *bound, size_t len)
+{
+	char why[400];
+	if (rt.role != RT_MASTER)
+		return rt_set_err(0, "only the master listens for workers"),
+		       DW_ESTATE;
+	pthread_mutex_lock(&dial.lock);
+	int busy = dial.fd >= 0;
+	pthread_mutex_unlock(&dial.lock);
+	if (busy)
+		return rt_set_err(0, "already listening on %s", dial.addr),
+		       DW_ESTATE;
+	int fd = dial_open(addr ? addr : "127.0.0.1:0", why, sizeof why);
+	if (fd < 0)
+		return rt_set_err(0, "%s", why), -fd;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	pthread_mutex_lock(&dial.lock);
+	dial.fd = fd;
+	dial_name((struct sockaddr *)&ss, sl, dial.addr, sizeof dial.addr);
+	if (bound && len)
+		snprintf(bound, len, "%s", dial.addr);
+	pthread_mutex_unlock(&dial.lock);
+	return DW_OK;
+}
+
+DW_API int
+dw_listen_close(void)
+{
+	pthread_mutex_lock(&dial.lock);
+	if (dial.fd >= 0)
+		close(dial.fd);
+	dial.fd = -1;
+	dial.addr[0] = 0;
+	pthread_mutex_unlock(&dial.lock);
+	return DW_OK;
+}
+
+DW_API int
+dw_write_cookie_file(const char *path)
+{
+	if (rt.role != RT_MASTER)
+		return rt_set_err(0, "only the master has the cookie to give"),
+		       DW_ESTATE;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				    O_NOFOLLOW,
+		      0600);
+	int e = fd < 0 ? errno : 0;
+	if (fd >= 0 && fchmod(fd, 0600) < 0)
+		e = errno;
+	char line[WIRE_COOKIE_MAX + 2];
+	int n = snprintf(line, sizeof line, "%s\n", rt.cookie);
+	if (!e && write(fd, line, (size_t)n) != n)
+		e = errno ? errno : EIO;
+	if (fd >= 0 && close(fd) < 0 && !e)
+		e = errno;
+	if (e) {
+		rt_set_err(0, "cannot write the cookie file '%s': %s", path,
+			   strerror(e));
+		return dw_err_from_errno(e);
+	}
+	return DW_OK;
+}
+
+/* ---- the master's side of a dial-in ---- */
+
+static int
+dial_read(int fd, void *buf, size_t n, uint64_t deadline)
+{
+	for (size_t done = 0; done < n;) {
+		uint64_t now = rt_now_ms();
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (now >= deadline)
+			return -2;
+		int r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return -2;
+		ssize_t k = recv(fd, (char *)buf + done, n - done, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+int
+dial_check_proof(int fd, uint64_t deadline, char *why, size_t whylen)
+{
+	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
+	struct wire_hdr h;
+	struct wire_hello a;
+	int r = dial_read(fd, buf, WIRE_HDR, deadline);
+	if (r < 0) {
+		snprintf(why, whylen, r == -2 ? "it said nothing in time"
+					      : "it closed the connection "
+						"without a word");
+		return -1;
+	}
+	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, why, whylen) < 0)
+		return -1;
+	if (h.type != WIRE_HELLO_ACK) {
+		snprintf(why, whylen, "its first frame is type %u, not the "
+				      "worker's handshake",
+			 h.type);
+		return -1;
+	}
+	if (dial_read(fd, buf, h.payload, deadline) < 0) {
+		snprintf(why, whylen, "its handshake was cut short");
+		return -1;
+	}
+	if (wire_parse_hello(buf, h.payload, 1, &a, why, whylen) < 0)
+		return -1;
+	if (a.vmajor != WIRE_VERSION_MAJOR) {
+		snprintf(why, whylen, "it speaks protocol %u.%u, the master "
+				      "%u.%u",
+			 a.vmajor, a.vminor, WIRE_VERSION_MAJOR,
+			 WIRE_VERSION_MINOR);
+		return -1;
+	}
+	if (!wire_cookie_equal(a.cookie, a.cookie_len, rt.cookie,
+			       strlen(rt.cookie))) {
+		snprintf(why, whylen, "wrong cookie");
+		return -1;
+	}
+	return 0;
+}
+
+struct dial_launch {
+	int timeout_ms;
+	int rejected;
+	char last[400];
+};
+
+/* Waits for the next connection until deadline; -1 on timeout. */
+static int
+dial_next(int lfd, uint64_t deadline, char *peer, size_t plen)
+{
+	for (;;) {
+		uint64_t now = rt_now_ms();
+		if (now >= deadline)
+			return -1;
+		struct pollfd p = {.fd = lfd, .events = POLLIN};
+		int r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r <= 0)
+			continue;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		dial_name((struct sockaddr *)&ss, sl, peer, plen);
+		return fd;
+	}
+}
+
+static int
+dial_launch(void *self, int n, dw_launch *l)
+{
+	struct dial_launch *D = self;
+	uint64_t deadline = rt_now_ms() + (uint64_t)D->timeout_ms;
+	int joined = 0;
+	for (int i = 0; i < n;) {
+		char peer[128], why[200];
+		int fd = dial_next(dial.fd, deadline, peer, sizeof peer);
+		if (fd < 0)
+			break;
+		uint64_t pd = rt_now_ms() + DIAL_PROOF_MS;
+		if (dial_check_proof(fd, pd < deadline ? pd : deadline, why,
+				     sizeof why) < 0) {
+			rt_log("rejected a worker dialling in from %s: %s",
+			       peer, why);
+			snprintf(D->last, sizeof D->last, "%.200s from %.128s",
+				 why, peer);
+			D->rejected++;
+			close(fd);
+			continue;
+		}
+		dw_worker_config wc = {.id = dw_launch_id(l, i), .fd = fd,
+				       .out_fd = -1, .err_fd = -1};
+		snprintf(wc.host, sizeof wc.host, "%s", peer);
+		if (dw_launched(l, &wc) == DW_OK)
+			i++, joined++;
+	}
+	if (joined < n) {
+		char extra[500] = "";
+		if (D->rejected)
+			snprintf(extra, sizeof extra,
+				 "; %d connection(s) rejected, the last: %s",
+				 D->rejected, D->last);
+		cl_launch_error(l, DW_ETIMEDOUT,
+				"%d of %d workers dialled in within %d ms%s",
+				joined, n, D->timeout_ms, extra);
+		return DW_ETIMEDOUT;
+	}
+	return DW_OK;
+}
+
+DW_API int
+dw_accept_workers(int n, int timeout_ms, int *ids)
+{
+	if (dial.fd < 0)
+		return rt_set_err(0, "not listening: call dw_listen first"),
+		       -DW_ESTATE;
+	struct dial_launch D = {.timeout_ms = timeout_ms > 0 ? timeout_ms
+							    : 60000};
+	dw_manager m = {.name = "dial-in", .launch = dial_launch, .self = &D};
+	return dw_addprocs_with(&m, n, ids);
+}
