@@ -140,17 +140,17 @@ mg_time(mg_tconv *c, uint64_t ticks)
 
 	if (c->ident && ticks < (uint64_t)MG_SAFE)
 		x = (int64_t)ticks;
-	else if ((d = ticks - c->c_lo) < c->c_len)
-		x = c->c_ns + (int64_t)((double)d * c->c_slope + 0.5);
+	else if ((d = ticks - c->c_lo) < c->c_len) /* d < 2^60: signed */
+		x = c->c_ns + (int64_t)((double)(int64_t)d * c->c_slope + 0.5);
 	else
 		x = mg_tconv_host_slow(c, ticks);
 	if (!c->has_off) {
 		y = x;
 	} else if ((d = (uint64_t)x - (uint64_t)c->o_lo) < c->o_len) {
-		double o = (double)d * c->o_slope;
+		double o = (double)(int64_t)d * c->o_slope;
 
-		y = x + c->o_off +
-		    (o >= 0 ? (int64_t)(o + 0.5) : -(int64_t)(0.5 - o));
+		/* halves away from zero, without a branch */
+		y = x + c->o_off + (int64_t)(o + __builtin_copysign(0.5, o));
 	} else {
 		y = mg_add_sat(x, mg_tconv_off_slow(c, x));
 	}

@@ -15,24 +15,32 @@
 
 /*
  * A loser tree over the streams: the winner is the stream with the
- * earliest next time (then the lowest global thread).  Replacing the
- * winner's key replays one path from its leaf: log2(streams) compares,
- * with no branch on which child is smaller.
+ * earliest next time, then the lowest leaf (leaves are in global thread
+ * order).  Replacing the winner's key replays one path from its leaf:
+ * log2(streams) compares, with no branch on which child is smaller.
+ * Keys are times since time 0.
  */
-typedef unsigned __int128 lkey;
-#define LT_DONE (~(lkey)0)
+typedef uint64_t lkey;
+#define LT_DONE UINT64_MAX
 
 typedef struct ltree {
 	uint32_t p;       /* leaves: a power of two */
 	uint32_t *node;   /* node[0]: winner; node[1 .. p-1]: losers */
 	lkey *key;        /* by leaf */
 	mg_stream **s;    /* by leaf */
+	int64_t t0;
 } ltree;
 
-static lkey
-lt_key(int64_t t, uint32_t gthread)
+static inline lkey
+lt_key(const ltree *t, int64_t time)
 {
-	return (lkey)((uint64_t)t ^ UINT64_C(1) << 63) << 32 | gthread;
+	return time > t->t0 ? (lkey)(time - t->t0) : 0;
+}
+
+static inline bool
+lt_less(const ltree *t, uint32_t a, uint32_t b)
+{
+	return (t->key[a] < t->key[b]) | ((t->key[a] == t->key[b]) & (a < b));
 }
 
 static void
@@ -71,7 +79,7 @@ lt_build(ltree *t)
 		win[t->p + i] = i;
 	for (uint32_t n = t->p - 1; n >= 1; n--) {
 		uint32_t a = win[2 * n], b = win[2 * n + 1];
-		bool bw = t->key[b] < t->key[a];
+		bool bw = lt_less(t, b, a);
 
 		win[n] = bw ? b : a;
 		t->node[n] = bw ? a : b;
@@ -89,7 +97,7 @@ lt_replay(ltree *t, uint32_t i)
 
 	for (uint32_t n = (i + t->p) / 2; n >= 1; n /= 2) {
 		uint32_t l = t->node[n];
-		bool sw = t->key[l] < t->key[w];
+		bool sw = lt_less(t, l, w);
 
 		t->node[n] = sw ? w : l;
 		w = sw ? l : w;
@@ -272,12 +280,13 @@ group(mg_ctx *c, mg_stream *s)
 
 /* ---- Streams ------------------------------------------------------------------- */
 
-/* Ring entries a stream gets: 8 MiB in all, 16 to 4096 each. */
+/* Ring entries a stream gets: 512 KiB in all (the rings stay in the
+ * cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
 {
-	size_t n = (8u << 20) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
-	size_t r = 16;
+	size_t n = (512u << 10) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
+	size_t r = 64;
 
 	while (r * 2 <= n && r < 4096)
 		r *= 2;
@@ -332,10 +341,10 @@ step(mg_ctx *c, ltree *lt)
 	} else {
 		err = group(c, s);
 		if ((e = stream_peek(s))) {
-			lt->key[w] = lt_key(e->t, s->gthread);
+			lt->key[w] = lt_key(lt, e->t);
 		} else {
 			s->phase = MG_FINISH;
-			lt->key[w] = lt_key(s->end, s->gthread);
+			lt->key[w] = lt_key(lt, s->end);
 		}
 	}
 	lt_replay(lt, w);
@@ -356,6 +365,7 @@ tree_build(mg_ctx *c, ltree *lt)
 	err = lt_init(lt, n ? n : 1);
 	if (err != DW_OK)
 		return err;
+	lt->t0 = c->t0;
 	n = 0;
 	for (size_t i = 0; i < c->nstreams; i++)
 		if (!c->streams[i].skip && c->streams[i].nrec)
@@ -363,7 +373,7 @@ tree_build(mg_ctx *c, ltree *lt)
 	qsort(lt->s, n, sizeof *lt->s, stream_gcmp);
 	for (size_t i = 0; err == DW_OK && i < n; i++) {
 		err = stream_open(c, lt->s[i]);
-		lt->key[i] = lt_key(lt->s[i]->key, lt->s[i]->gthread);
+		lt->key[i] = lt_key(lt, lt->s[i]->key);
 	}
 	return err == DW_OK ? lt_build(lt) : err;
 }
