@@ -137,12 +137,37 @@ test_files(void)
 	tu_rmtree(dir);
 }
 
+/* A malformed file fails dw_addprocs_machinefile before any ssh runs. */
+static void
+test_public(void)
+{
+	const char *dir = tu_tmpdir("mfp");
+	char path[600];
+	snprintf(path, sizeof path, "%s/bad", dir);
+	FILE *f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("good-host\n2*also-good\nbad host line here\n", f);
+	fclose(f);
+	int ids[4];
+	dw_ssh_options o = {.ssh = "/nonexistent/ssh"};
+	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == -DW_EFORMAT);
+	char expect[700];
+	snprintf(expect, sizeof expect, "%s:3: ", path);
+	CHECK(strstr(dw_errmsg(), expect) != NULL);
+	CHECK(dw_nworkers() == 1);
+	snprintf(path, sizeof path, "%s/none", dir);
+	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == -DW_ENOENT);
+	CHECK(strstr(dw_errmsg(), "cannot open machine file") != NULL);
+	tu_rmtree(dir);
+}
+
 int
 main(int argc, char **argv)
 {
 	REQUIRE(dw_init(&argc, &argv) == DW_OK);
 	test_lines();
 	test_files();
+	test_public();
 	dw_finalize();
 	return tu_report("manager_machinefile");
 }

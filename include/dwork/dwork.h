@@ -189,6 +189,68 @@ DW_API int dw_interrupted(void);
 /* A worker count meaning "one per core of that host". */
 #define DW_AUTO (-1)
 
+/* One host of an ssh launch. */
+typedef struct dw_ssh_host {
+	const char *host;  /* "[user@]host[:port]": ssh destination, port of
+			      its sshd; IPv6 in brackets ("[::1]:2222") */
+	int count;         /* workers there: >= 1, DW_AUTO, or 0 for 1 */
+	const char *bind;  /* "addr[:port]" its workers listen on (port:
+			      the first worker's, the next ones count up),
+			      or NULL for the default (see bind_addr) */
+} dw_ssh_host;
+
+/* Options of the ssh manager; NULL or zero fields mean the defaults. */
+typedef struct dw_ssh_options {
+	const char *ssh;               /* ssh command line, split on blanks
+					  (default: $DWORK_SSH_COMMAND, else
+					  "ssh") */
+	const char *const *ssh_flags;  /* extra ssh arguments, NULL-ended */
+	const char *exe;               /* remote executable (default: this
+					  executable's path) */
+	const char *const *args;       /* extra worker arguments, NULL-ended */
+	const char *dir;               /* remote working directory */
+	const char *const *env;        /* "NAME=value" set for the workers */
+	const char *bind_addr;         /* where remote workers listen when a
+					  host gives no bind address
+					  (default: the address the ssh
+					  connection reached) */
+	int tunnel;                    /* 1: reach each worker through ssh
+					  (-W) instead of connecting to it;
+					  workers then listen on 127.0.0.1 */
+	int parallel;                  /* ssh launches at once (default 10) */
+	int launch_timeout_ms;         /* until the address line (30000) */
+	int remove_partial;            /* as dw_local_options */
+} dw_ssh_options;
+
+/*
+ * Adds workers on other machines through the system's OpenSSH client:
+ * for each host, count workers run `EXE --dwork-worker ...` there (the
+ * remote shell must be POSIX).  The cookie reaches each worker on its
+ * stdin through ssh, never on a command line.  Hosts are launched
+ * `parallel` at a time; DW_AUTO asks the host for its core count first.
+ * ids (may be NULL) receives up to max_ids new ids.  Returns the number
+ * of workers added, or a negative dw_err when none started; dw_errmsg
+ * names the host and the cause (ssh's own last line of error, the
+ * worker's exit, no address line in time, a wrong cookie).  A partial
+ * launch keeps the workers that started (see dw_addprocs).  Blocks until
+ * every worker joined or failed.
+ */
+DW_API int dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
+			   const dw_ssh_options *opts, int *ids, int max_ids);
+
+/*
+ * Adds the workers a machine file lists, through ssh with opts.  Lines:
+ * `[count*][user@]host[:port] [bind_addr[:port]]`, count a number or
+ * "auto"; blank lines and `# comments` are ignored.  A malformed line
+ * fails the whole call with -DW_EFORMAT before anything starts, and
+ * dw_errmsg says "FILE:LINE: what is wrong".  Otherwise as
+ * dw_addprocs_ssh.  dw_init does this for `--machine-file FILE` or
+ * DWORK_MACHINE_FILE.
+ */
+DW_API int dw_addprocs_machinefile(const char *path,
+				   const dw_ssh_options *opts, int *ids,
+				   int max_ids);
+
 /*
  * Workers that dial in.  The master listens on addr ("host:port", port 0
  * for any; NULL: "127.0.0.1:0") and writes the address it got, as

@@ -42,11 +42,82 @@ point_slope(const mg_point *a, const mg_point *b)
 	return ((double)b->off - (double)a->off) / ((double)b->x - (double)a->x);
 }
 
+static uint64_t
+clamp_u64(unsigned __int128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+/* The slope (neg ? -1 : 1) * num / den; den 0 makes it 0. */
+static mg_slope
+slope_make(bool neg, uint64_t num, uint64_t den)
+{
+	mg_slope m = {0, 1, 0, 0, false};
+
+	if (!den || !num)
+		return m;
+	m.num = num, m.den = den, m.neg = neg;
+	m.i = num / den;
+	m.f = (uint64_t)(((unsigned __int128)(num % den) << 64) / den);
+	return m;
+}
+
+/* The slope of the offset from point a to point b (a->x < b->x). */
+static mg_slope
+points_slope(const mg_point *a, const mg_point *b)
+{
+	__int128 dn = (__int128)b->off - a->off;
+	unsigned __int128 dd = (unsigned __int128)((__int128)b->x - a->x);
+
+	return slope_make(dn < 0, clamp_u64(dn < 0 ? -dn : dn), clamp_u64(dd));
+}
+
 static void
 clock_slope_out(mg_clock *k)
 {
-	k->slope_out = k->npts >= 2 ? point_slope(&k->pts[0], &k->pts[k->npts - 1])
-	                            : 0.0;
+	k->out = k->npts >= 2 ? points_slope(&k->pts[0], &k->pts[k->npts - 1])
+	                      : slope_make(false, 0, 0);
+}
+
+/* How far from its base the fast path may go with slope m: the product
+ * stays below 2^60. */
+static uint64_t
+fix_len(const mg_slope *m)
+{
+	return (UINT64_C(1) << 60) / (m->i + 1);
+}
+
+static int64_t
+sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return a > b ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * base + slope * (x - x0), rounded (halves away from zero), saturated.
+ * Where the fast paths could be used (x >= x0, within fix_len) this is
+ * their very formula, so that a time is the same whichever path
+ * computed it; elsewhere it is exact.
+ */
+static int64_t
+along(int64_t base, uint64_t x0, uint64_t x, const mg_slope *m)
+{
+	uint64_t d = x >= x0 ? x - x0 : x0 - x;
+	unsigned __int128 q;
+	bool down;
+
+	if (x >= x0 && d < fix_len(m))
+		q = mg_fix_mul(d, m->i, m->f);
+	else
+		q = ((unsigned __int128)d * m->num + m->den / 2) / m->den;
+	down = (x < x0) != m->neg;
+	if (q > INT64_MAX)
+		return down ? INT64_MIN : INT64_MAX;
+	return down ? sub_sat(base, (int64_t)q) : mg_add_sat(base, (int64_t)q);
 }
 
 /*
@@ -127,31 +198,15 @@ point_find(const mg_clock *k, int64_t x)
 	return lo;
 }
 
-static int64_t
-sub_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_sub_overflow(a, b, &r))
-		return a > b ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
-static int64_t
-along(int64_t off, int64_t x0, int64_t x, double slope)
-{
-	return mg_add_sat(off, mg_round((double)sub_sat(x, x0) * slope));
-}
-
 /* The segment holding x: [lo, hi), its base point and slope. */
 static void
 off_segment(const mg_clock *k, int64_t x, int64_t *lo, int64_t *hi,
-            const mg_point **base, double *slope)
+            const mg_point **base, mg_slope *slope)
 {
 	const mg_point *a = &k->pts[0], *b = &k->pts[k->npts - 1];
 	size_t i;
 
-	*slope = k->slope_out;
+	*slope = k->out;
 	if (k->npts == 1) {
 		*lo = INT64_MIN, *hi = INT64_MAX, *base = a;
 	} else if (x < a->x) {
@@ -161,8 +216,15 @@ off_segment(const mg_clock *k, int64_t x, int64_t *lo, int64_t *hi,
 	} else {
 		i = point_find(k, x);
 		*lo = k->pts[i].x, *hi = k->pts[i + 1].x, *base = &k->pts[i];
-		*slope = point_slope(&k->pts[i], &k->pts[i + 1]);
+		*slope = points_slope(&k->pts[i], &k->pts[i + 1]);
 	}
+}
+
+/* x as an unsigned number ordered like the signed one. */
+static uint64_t
+ord(int64_t x)
+{
+	return (uint64_t)x ^ UINT64_C(1) << 63;
 }
 
 int64_t
@@ -170,12 +232,12 @@ mg_clock_off(const mg_clock *k, int64_t x)
 {
 	int64_t lo, hi;
 	const mg_point *p;
-	double slope;
+	mg_slope m;
 
 	if (!k->npts)
 		return 0;
-	off_segment(k, x, &lo, &hi, &p, &slope);
-	return along(p->off, p->x, x, slope);
+	off_segment(k, x, &lo, &hi, &p, &m);
+	return along(p->off, ord(p->x), ord(x), &m);
 }
 
 int64_t
@@ -213,27 +275,10 @@ ns_of(uint64_t ns)
 	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 }
 
-static double
-pair_slope(const rd_pair *a, const rd_pair *b)
-{
-	return ((double)b->ns - (double)a->ns) /
-	       ((double)b->ticks - (double)a->ticks);
-}
-
-/* How far from a base the fast path may go with this slope. */
-static uint64_t
-safe_len(uint64_t len, double slope)
-{
-	double a = slope < 0 ? -slope : slope;
-	double max = a > 1 ? (double)MG_SAFE / a : (double)MG_SAFE;
-
-	return (double)len < max ? len : (uint64_t)max;
-}
-
 /* The calibration span holding ticks (as rd_calib_to_ns): its base
  * pair, its slope and its end (exclusive; UINT64_MAX: none). */
 static void
-host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, double *slope,
+host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, mg_slope *m,
           uint64_t *end)
 {
 	const rd_pair *a = k->n ? &k->pairs[0] : NULL, *b;
@@ -242,11 +287,13 @@ host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, double *slope,
 	*end = UINT64_MAX;
 	if (k->n <= 1) {
 		*base = a ? *a : (rd_pair){0, 0};
-		*slope = k->ticks_per_s ? 1e9 / (double)k->ticks_per_s : 1.0;
+		*m = k->ticks_per_s ? slope_make(false, 1000000000u,
+		                                 k->ticks_per_s)
+		                    : slope_make(false, 1, 1);
 		return;
 	}
 	b = &k->pairs[k->n - 1];
-	*slope = pair_slope(a, b);
+	*m = slope_make(false, b->ns - a->ns, b->ticks - a->ticks);
 	if (ticks < a->ticks || ticks >= b->ticks) {
 		*base = ticks < a->ticks ? *a : *b;
 		return;
@@ -261,30 +308,30 @@ host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, double *slope,
 	}
 	*base = k->pairs[lo];
 	*end = k->pairs[lo + 1].ticks;
-	*slope = pair_slope(&k->pairs[lo], &k->pairs[lo + 1]);
+	*m = slope_make(false, k->pairs[lo + 1].ns - k->pairs[lo].ns,
+	                k->pairs[lo + 1].ticks - k->pairs[lo].ticks);
 }
 
 int64_t
 mg_tconv_host_slow(mg_tconv *c, uint64_t ticks)
 {
 	rd_pair base;
-	double slope, d;
-	uint64_t end;
+	mg_slope m;
+	uint64_t end, len;
 	int64_t ns;
 
 	if (c->ident) /* beyond the fast range */
 		return ns_of(ticks);
-	host_span(&c->k->calib, ticks, &base, &slope, &end);
+	host_span(&c->k->calib, ticks, &base, &m, &end);
 	ns = ns_of(base.ns);
-	d = ticks >= base.ticks ? (double)(ticks - base.ticks)
-	                        : -(double)(base.ticks - ticks);
-	if (ticks >= base.ticks && ns >= -MG_SAFE && ns <= MG_SAFE) {
+	len = fix_len(&m);
+	if (ticks >= base.ticks && ns <= MG_SAFE) {
 		c->c_lo = base.ticks;
-		c->c_len = safe_len(end - base.ticks, slope);
+		c->c_len = end - base.ticks < len ? end - base.ticks : len;
 		c->c_ns = ns;
-		c->c_slope = slope;
+		c->c_i = m.i, c->c_f = m.f;
 	}
-	return mg_add_sat(ns, mg_round(d * slope));
+	return along(ns, base.ticks, ticks, &m);
 }
 
 int64_t
@@ -292,17 +339,21 @@ mg_tconv_off_slow(mg_tconv *c, int64_t x)
 {
 	int64_t lo, hi;
 	const mg_point *p;
-	double slope;
+	mg_slope m;
+	uint64_t len;
 
-	off_segment(c->k, x, &lo, &hi, &p, &slope);
+	off_segment(c->k, x, &lo, &hi, &p, &m);
+	len = fix_len(&m);
 	if (x >= p->x && p->off >= -MG_SAFE && p->off <= MG_SAFE &&
 	    x <= MG_SAFE && p->x >= -MG_SAFE) {
 		c->o_lo = p->x;
-		c->o_len = safe_len((uint64_t)hi - (uint64_t)p->x, slope);
+		c->o_len = (uint64_t)hi - (uint64_t)p->x < len
+		               ? (uint64_t)hi - (uint64_t)p->x
+		               : len;
 		c->o_off = p->off;
-		c->o_slope = slope;
+		c->o_i = m.i, c->o_f = m.f, c->o_neg = m.neg;
 	}
-	return along(p->off, p->x, x, slope);
+	return along(p->off, ord(p->x), ord(x), &m);
 }
 
 /* ---- Every process's correction -------------------------------------- */

@@ -52,6 +52,26 @@ typedef struct mg_point {
 } mg_point;
 
 /*
+ * A slope num / den (den > 0) with its sign, and the same as a 64.64
+ * fixed-point number (i + f / 2^64) for the conversions' fast path: a
+ * multiply and a shift instead of a chain of floating-point steps.
+ */
+typedef struct mg_slope {
+	uint64_t num, den;
+	uint64_t i, f;
+	bool neg;
+} mg_slope;
+
+/* round(d * (i + f / 2^64)), halves up; d * slope below 2^62. */
+static inline uint64_t
+mg_fix_mul(uint64_t d, uint64_t i, uint64_t f)
+{
+	return d * i + (uint64_t)(((unsigned __int128)d * f +
+	                           ((unsigned __int128)1 << 63)) >>
+	                          64);
+}
+
+/*
  * One process's clock: ticks to host ns by the reader's calibration,
  * then ref = x + off(x), off linear between the points and, outside
  * them, along the line from the first to the last point.
@@ -60,8 +80,8 @@ typedef struct mg_clock {
 	rd_calib calib;
 	mg_point *pts; /* sorted by x, owned */
 	size_t npts;
-	double slope_out;
-	int kind; /* enum mg_clk_kind */
+	mg_slope out; /* the first-to-last slope */
+	int kind;     /* enum mg_clk_kind */
 } mg_clock;
 
 void mg_clock_init(mg_clock *k, uint32_t clock, uint64_t ticks_per_s);
@@ -98,11 +118,12 @@ typedef struct mg_tconv {
 	uint64_t c_lo;    /* cached span: ticks in [c_lo, c_lo + c_len) */
 	uint64_t c_len;
 	int64_t c_ns;     /* host ns at c_lo */
-	double c_slope;
+	uint64_t c_i, c_f; /* its slope (ns a tick) in 64.64 */
 	int64_t o_lo;     /* cached segment: host ns in [o_lo, o_lo + o_len) */
 	uint64_t o_len;
 	int64_t o_off;    /* offset at o_lo */
-	double o_slope;
+	uint64_t o_i, o_f; /* its slope's size in 64.64 ... */
+	bool o_neg;        /* ... and sign */
 	int64_t last;
 } mg_tconv;
 
@@ -111,15 +132,6 @@ typedef struct mg_tconv {
 void mg_tconv_init(mg_tconv *c, mg_clock *k);
 int64_t mg_tconv_host_slow(mg_tconv *c, uint64_t ticks);
 int64_t mg_tconv_off_slow(mg_tconv *c, int64_t x);
-
-/* x rounded to the nearest integer (halves away from zero), saturated. */
-static inline int64_t
-mg_round(double x)
-{
-	if (__builtin_expect(x > 9.2e18 || x < -9.2e18, 0))
-		return x > 0 ? INT64_MAX : INT64_MIN;
-	return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x);
-}
 
 static inline int64_t
 mg_add_sat(int64_t a, int64_t b)
@@ -140,17 +152,16 @@ mg_time(mg_tconv *c, uint64_t ticks)
 
 	if (c->ident && ticks < (uint64_t)MG_SAFE)
 		x = (int64_t)ticks;
-	else if ((d = ticks - c->c_lo) < c->c_len) /* d < 2^60: signed */
-		x = c->c_ns + (int64_t)((double)(int64_t)d * c->c_slope + 0.5);
+	else if ((d = ticks - c->c_lo) < c->c_len)
+		x = c->c_ns + (int64_t)mg_fix_mul(d, c->c_i, c->c_f);
 	else
 		x = mg_tconv_host_slow(c, ticks);
 	if (!c->has_off) {
 		y = x;
 	} else if ((d = (uint64_t)x - (uint64_t)c->o_lo) < c->o_len) {
-		double o = (double)(int64_t)d * c->o_slope;
+		int64_t o = (int64_t)mg_fix_mul(d, c->o_i, c->o_f);
 
-		/* halves away from zero, without a branch */
-		y = x + c->o_off + (int64_t)(o + __builtin_copysign(0.5, o));
+		y = x + c->o_off + (c->o_neg ? -o : o);
 	} else {
 		y = mg_add_sat(x, mg_tconv_off_slow(c, x));
 	}

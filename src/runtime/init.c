@@ -164,6 +164,35 @@ init_procs(int *argc, char ***argv, int *procs)
 	return DW_OK;
 }
 
+/* The machine file: DWORK_MACHINE_FILE, else --machine-file FILE or
+ * --machine-file=FILE taken out of argv (unless a launcher set
+ * DWORK_PROCS: then the program's arguments are left alone). */
+static int
+init_machine_file(int *argc, char ***argv, const char **path)
+{
+	*path = getenv("DWORK_MACHINE_FILE");
+	if (*path || getenv("DWORK_PROCS") || !argc || !argv || !*argv)
+		return DW_OK;
+	char **v = *argv;
+	int j = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(v[i], "--machine-file")) {
+			if (i + 1 >= *argc) {
+				rt_set_err(0, "--machine-file needs a file");
+				return DW_EINVAL;
+			}
+			*path = v[++i];
+		} else if (!strncmp(v[i], "--machine-file=", 15)) {
+			*path = v[i] + 15;
+		} else {
+			v[j++] = v[i];
+		}
+	}
+	v[j] = NULL;
+	*argc = j;
+	return DW_OK;
+}
+
 DW_API int
 dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 {
@@ -173,7 +202,10 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		return rt_set_err(0, "dw_init was already called"), DW_ESTATE;
 	init_defaults(opts);
 	int procs = rt.opts.procs;
+	const char *mfile = NULL;
 	int err = init_procs(argc, argv, &procs);
+	if (err == DW_OK)
+		err = init_machine_file(argc, argv, &mfile);
 	if (err != DW_OK) {
 		fprintf(stderr, "dwork: %s\n", dw_errmsg());
 		return err;
@@ -198,6 +230,11 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		fprintf(stderr, "dwork: starting %d workers failed: %s\n",
 			procs, dw_errmsg());
 		return DW_EIO;
+	}
+	int r = mfile ? dw_addprocs_machinefile(mfile, NULL, NULL, 0) : 0;
+	if (r < 0) {
+		fprintf(stderr, "dwork: %s\n", dw_errmsg());
+		return -r;
 	}
 	return DW_OK;
 }
