@@ -166,5 +166,5 @@ lookahead_next(mg_stream *s, int64_t t, uint32_t shown)
 		if (stack_shown(&s->la_st) != shown)
 			return g;
 	}
-	return s->end;
+	return s->end > t ? s->end : t; /* (the end is never before) */
 }

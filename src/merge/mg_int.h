@@ -248,7 +248,7 @@ typedef struct mg_stream {
 	uint64_t fcache_addr; /* last function looked up */
 	uint32_t fcache_id;
 	int phase; /* enum mg_phase */
-	int64_t key;
+	int64_t key;      /* its first time, then the last time taken */
 } mg_stream;
 
 /* ---- Labels (names.c) --------------------------------------------------- */

@@ -266,6 +266,7 @@ group(mg_ctx *c, mg_stream *s)
 	uint64_t n = 0;
 
 	c->npairs = c->nparts = 0;
+	s->key = t; /* the last time taken */
 	do {
 		if (!take(c, s, &e->rec))
 			return DW_ENOMEM;
@@ -315,7 +316,8 @@ stream_open(mg_ctx *c, mg_stream *s)
 static dw_err
 stream_finish(mg_ctx *c, mg_stream *s)
 {
-	dw_err err = emit_state(c, s, s->end, c->t0 + (int64_t)c->duration,
+	int64_t end = s->end > s->key ? s->end : s->key;
+	dw_err err = emit_state(c, s, end, c->t0 + (int64_t)c->duration,
 	                        MG_STATE_NOT_CREATED);
 
 	if (s->st.bad_pops)
