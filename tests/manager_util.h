@@ -34,7 +34,7 @@ struct sshd {
 	char why[600];      /* why it could not start */
 };
 
-static double
+static inline double
 mu_now(void)
 {
 	struct timespec ts;
@@ -57,7 +57,7 @@ mu_sh(const char *fmt, ...)
 	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int
+static inline int
 mu_free_port(const char *addr)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -76,7 +76,7 @@ mu_free_port(const char *addr)
 
 /* Keys and configs in a fresh directory; shared by every sshd of a
  * test (one user key reaches them all). */
-static int
+static inline int
 mu_ssh_keys(struct sshd *s, const char *dir)
 {
 	snprintf(s->dir, sizeof s->dir, "%s", dir);
@@ -118,7 +118,7 @@ mu_ssh_keys(struct sshd *s, const char *dir)
 /* Starts sshd on addr:port (port 0: a free one), through the command
  * prefix `wrap` (e.g. "ip netns exec NS") when not NULL; waits until it
  * listens.  Returns 0, or -1 with s->why. */
-static int
+static inline int
 mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 {
 	snprintf(s->addr, sizeof s->addr, "%s", addr);
@@ -188,7 +188,7 @@ mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 	return -1;
 }
 
-static void
+static inline void
 mu_sshd_stop(struct sshd *s)
 {
 	if (s->pid <= 0)

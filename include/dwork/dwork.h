@@ -283,6 +283,30 @@ DW_API int dw_listen_close(void);
  */
 DW_API int dw_write_cookie_file(const char *path);
 
+/* Options of the Slurm manager; NULL or zero fields mean the defaults. */
+typedef struct dw_slurm_options {
+	const char *srun;              /* srun command (default "srun") */
+	const char *const *srun_flags; /* extra srun arguments, NULL-ended
+					  (--nodes, --partition, ...) */
+	const char *exe;               /* default: this executable */
+	const char *const *args;       /* extra worker arguments */
+	const char *bind_addr;         /* default: each node's Slurm name
+					  ($SLURMD_NODENAME) */
+	int launch_timeout_ms;         /* until every address line (60000) */
+	int remove_partial;            /* as dw_local_options */
+} dw_slurm_options;
+
+/*
+ * Adds n workers inside a Slurm allocation (salloc, sbatch): one `srun
+ * --ntasks=n` job step, one worker per task.  The cookie goes to every
+ * task on srun's stdin; the workers' address lines come back on srun's
+ * output, and so does everything they print (as "From worker N: ").
+ * n <= 0 means $SLURM_NTASKS.  Returns the number added or a negative
+ * dw_err: DW_ESTATE outside an allocation (no SLURM_JOB_ID), or srun's
+ * failure with its last line of error in dw_errmsg.
+ */
+DW_API int dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids);
+
 /* ---- registered functions ---- */
 
 typedef struct dw_reply dw_reply;
