@@ -398,6 +398,262 @@ DW_API void dw_future_free(dw_future *f);
 DW_API const char *dw_errmsg(void);
 DW_API int dw_errpid(void);
 
+/* ==================================================================== */
+/* ---- channels, pools, pmap, references, everywhere (docs/runtime.md,
+ *      "Programs": issue 7) ---- */
+
+/*
+ * Trace records of these parts (docs/tracing.md), after the runtime's
+ * own 71000001..7.
+ */
+enum dw_trace_type_work {
+	DW_EV_CHANNEL = 71000010,   /* a channel operation: enum dw_chan_op;
+				       0 when it returns */
+	DW_EV_POOL = 71000011,      /* a pool lent this worker id; 0 back */
+	DW_EV_PMAP = 71000012,      /* pmap: items in the batch sent; 0 at
+				       the end */
+	DW_EV_PMAP_RETRY = 71000013, /* pmap: items sent again after their
+					worker died */
+	DW_EV_PMAP_ITEM = 71000014, /* a pmap item running: index + 1; 0 */
+	DW_EV_PEER = 71000015,      /* a worker-to-worker link opened: the
+				       other worker's id */
+};
+
+enum dw_chan_op {
+	DW_CHAN_PUT = 1, DW_CHAN_TAKE, DW_CHAN_FETCH, DW_CHAN_WAIT,
+	DW_CHAN_READY, DW_CHAN_CLOSE,
+};
+
+/* ---- remote channels ---- */
+
+typedef struct dw_channel dw_channel;
+
+/*
+ * Creates a channel on process pid (this process too) holding at most
+ * capacity values (0 means 1); values are byte buffers.  *out is this
+ * process's reference (dw_channel_free).  The channel lives while some
+ * process holds a reference.  Errors: DW_ENOTFOUND, DW_EEXITED (pid),
+ * DW_EACCES (a worker in the master-worker topology naming another
+ * worker), DW_ENOMEM.
+ */
+DW_API int dw_channel_new(int pid, size_t capacity, dw_channel **out);
+
+/*
+ * Puts a copy of len bytes at the end; waits while the channel is full.
+ * Errors: DW_ECLOSED (closed), DW_EEXITED (its owner died: every blocked
+ * operation fails at once), DW_ETIMEDOUT (the _timeout variant: nothing
+ * was put).
+ */
+DW_API int dw_channel_put(dw_channel *ch, const void *data, size_t len);
+DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data,
+				  size_t len, int timeout_ms);
+/*
+ * Takes the oldest value; waits while the channel is empty.  *data is
+ * malloc'd (free it).  Errors as put; DW_ECLOSED once it is closed and
+ * empty.  A timed-out take took nothing.
+ */
+DW_API int dw_channel_take(dw_channel *ch, void **data, size_t *len);
+DW_API int dw_channel_take_timeout(dw_channel *ch, void **data, size_t *len,
+				   int timeout_ms);
+/* As take, but a copy: the value stays in the channel. */
+DW_API int dw_channel_fetch(dw_channel *ch, void **data, size_t *len);
+DW_API int dw_channel_fetch_timeout(dw_channel *ch, void **data, size_t *len,
+				    int timeout_ms);
+/* Waits until a value is there (DW_OK) or as take's errors. */
+DW_API int dw_channel_wait(dw_channel *ch);
+DW_API int dw_channel_wait_timeout(dw_channel *ch, int timeout_ms);
+/* 1 when a value is there, 0 when not, a negative dw_err on failure. */
+DW_API int dw_channel_isready(dw_channel *ch);
+/* Closes it: puts fail with DW_ECLOSED, takes get what is left, then
+ * DW_ECLOSED; blocked operations are woken.  Returns DW_OK or an error
+ * reaching the owner. */
+DW_API int dw_channel_close(dw_channel *ch);
+/* The process that owns it. */
+DW_API int dw_channel_owner(const dw_channel *ch);
+/* Drops this process's reference (the channel goes with the last). */
+DW_API void dw_channel_free(dw_channel *ch);
+
+/* ---- references that travel ---- */
+
+/*
+ * A channel or future reference as bytes for process `to`, to send it
+ * there inside a call's argument (whence/where in Distributed's terms).
+ * The owner counts `to` as a holder before this returns, so the value
+ * lives until every holder released it.  *bytes is malloc'd (free it).
+ * A future whose result is already here travels with its value.
+ * Errors: DW_EINVAL, DW_EEXITED (the owner died), DW_ENOTFOUND (the
+ * remote result is gone: it was fetched or freed), the future's own
+ * error.
+ */
+DW_API int dw_channel_export(dw_channel *ch, int to, void **bytes,
+			     size_t *len);
+DW_API int dw_future_export(dw_future *f, int to, void **bytes, size_t *len);
+/*
+ * In process `to`: the reference those bytes name, as this process's own
+ * (free it with dw_channel_free / dw_future_free, which releases the
+ * hold).  An imported future is waited for and fetched from its owner;
+ * fetching does not take the value from the other holders.  Errors:
+ * DW_EFORMAT (not a reference of that kind), DW_EINVAL (exported to
+ * another process).
+ */
+DW_API int dw_channel_import(const void *bytes, size_t len, dw_channel **out);
+DW_API int dw_future_import(const void *bytes, size_t len, dw_future **out);
+
+/* ---- worker pools ---- */
+
+typedef struct dw_pool dw_pool;
+
+/* The default pool: every worker (the master alone when there are none);
+ * it follows addprocs and rmprocs.  Not freed by the user. */
+DW_API dw_pool *dw_default_pool(void);
+/* A pool of the given processes.  Returns DW_OK, DW_EINVAL, DW_ENOMEM. */
+DW_API int dw_pool_new(const int *ids, int n, dw_pool **out);
+/* Adds a process to a pool made by dw_pool_new. */
+DW_API int dw_pool_add(dw_pool *p, int id);
+/* Frees a pool (not the default one) and its cached arguments. */
+DW_API void dw_pool_free(dw_pool *p);
+/* Writes up to max live member ids; returns their number. */
+DW_API int dw_pool_workers(dw_pool *p, int *ids, int max);
+
+/*
+ * Lends an idle member: waits up to timeout_ms (< 0: forever) until one
+ * is idle, marks it busy and returns its id (> 0), or a negative dw_err
+ * (-DW_ETIMEDOUT, -DW_ENOTFOUND for a pool with no live member).
+ * dw_pool_put gives it back.
+ */
+DW_API int dw_pool_take(dw_pool *p, int timeout_ms);
+DW_API void dw_pool_put(dw_pool *p, int id);
+
+/* dw_remotecall_fetch on an idle member of the pool (waits for one). */
+DW_API int dw_pool_remotecall_fetch(dw_pool *p, const char *fn,
+				    const void *arg, size_t len, void **res,
+				    size_t *reslen);
+DW_API int dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn,
+					    const void *arg, size_t len,
+					    void **res, size_t *reslen,
+					    int timeout_ms);
+/* dw_remotecall on an idle member; the member is back in the pool when
+ * the call completes. */
+DW_API int dw_pool_remotecall(dw_pool *p, const char *fn, const void *arg,
+			      size_t len, dw_future **out);
+
+/*
+ * A large read-only argument for the pool's calls (what Distributed's
+ * CachingPool buys): the pool keeps a copy and sends it to each member
+ * once, before its first call from this pool, never again.  *handle names
+ * it; pass the handle in your arguments and read the bytes in the remote
+ * function with dw_cached.  Dropped on the members when the pool is
+ * freed.  Returns DW_OK, DW_ENOMEM, DW_ETOOBIG.
+ */
+DW_API int dw_pool_cache(dw_pool *p, const void *data, size_t len,
+			 uint64_t *handle);
+/* In a remote function: the cached bytes of handle (valid during the
+ * call).  DW_ENOTFOUND when this process has none under that handle. */
+DW_API int dw_cached(uint64_t handle, const void **data, size_t *len);
+
+/* ---- pmap ---- */
+
+typedef struct dw_buf {
+	const void *data;
+	size_t len;
+} dw_buf;
+
+/* One result of dw_pmap: the bytes, or an error. */
+typedef struct dw_result {
+	int err;      /* DW_OK, or the item's error (DW_EREMOTE, DW_EEXITED) */
+	int pid;      /* the process that ran it (last tried, on error) */
+	void *data;   /* malloc'd result; on error the NUL-terminated
+			 message */
+	size_t len;
+} dw_result;
+
+enum dw_on_error {
+	DW_PMAP_STOP = 0,     /* the first error fails dw_pmap */
+	DW_PMAP_CONTINUE = 1, /* errors are returned in their places */
+};
+
+typedef struct dw_pmap_options {
+	dw_pool *pool;   /* NULL: the default pool */
+	int batch_size;  /* items per call; 0: automatic (shrinking as the
+			    items run out) */
+	int on_error;    /* enum dw_on_error */
+	int max_tries;   /* runs of one item on workers that died before it
+			    fails with DW_EEXITED (0: 4) */
+	int timeout_ms;  /* whole pmap, <= 0: none */
+} dw_pmap_options;
+
+/*
+ * Runs registered fn on each of the n inputs over a pool's processes and
+ * writes the results into out[0..n) in input order.  Items are handed out
+ * in batches as processes become free (dynamic load balancing), a couple
+ * of batches in flight per process.  When a process dies, its items run
+ * again elsewhere: every result is delivered exactly once, though an item
+ * may run more than once.  Returns DW_OK; with DW_PMAP_STOP, the first
+ * error (dw_errmsg names the item and process; the other results are
+ * still filled or have err DW_ECLOSED for items not run); with
+ * DW_PMAP_CONTINUE, DW_OK with errors in place; DW_ETIMEDOUT,
+ * DW_ENOTFOUND (no process to run on).  Free with dw_results_free.
+ */
+DW_API int dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
+		   const dw_pmap_options *opts);
+DW_API void dw_results_free(dw_result *r, size_t n);
+
+/* ---- everywhere, parallel loops, spawn ---- */
+
+/*
+ * Runs fn(arg) on every process, the master included, and waits for all.
+ * Returns DW_OK, or the first failure's error; dw_errmsg then lists
+ * every process that failed ("process 3: ...; process 5: ...") and
+ * dw_errpid names the first.  _timeout: DW_ETIMEDOUT after timeout_ms.
+ */
+DW_API int dw_everywhere(const char *fn, const void *arg, size_t len);
+DW_API int dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
+				 int timeout_ms);
+
+/*
+ * Combines one part into the accumulated result: *acc (malloc'd, NULL at
+ * first) and *acclen; returns 0, or non-zero to fail the loop.
+ */
+typedef int (*dw_reduce_fn)(void **acc, size_t *acclen, const void *part,
+			    size_t partlen, void *ctx);
+
+/*
+ * The distributed loop (Distributed's @distributed): splits [lo, hi) into
+ * one contiguous range per worker and runs fn on each; fn reads its range
+ * and the caller's arg with dw_range_arg.  With reduce, each range's
+ * result is combined in range order into *res (malloc'd) and *reslen;
+ * without (NULL), the loop just waits for all.  A range whose worker dies
+ * runs again elsewhere.  Errors as dw_pmap with DW_PMAP_STOP, or the
+ * reducer's failure (DW_EINVAL).
+ */
+DW_API int dw_distributed_for(const char *fn, int64_t lo, int64_t hi,
+			      const void *arg, size_t len, dw_reduce_fn reduce,
+			      void *ctx, void **res, size_t *reslen);
+/* In fn: its range and the loop's argument.  DW_EFORMAT if arg is not a
+ * loop's. */
+DW_API int dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
+			const void **user, size_t *ulen);
+
+/* dw_remotecall on the next worker of the default pool, round-robin
+ * (Distributed's @spawnat :any).  *pid (may be NULL) gets its id. */
+DW_API int dw_spawn(const char *fn, const void *arg, size_t len,
+		    dw_future **out, int *pid);
+
+/* ---- topology ---- */
+
+enum dw_topology {
+	DW_TOPOLOGY_ALL_TO_ALL = 0,    /* workers call each other: links open
+					  at first use, the higher id dials
+					  the lower (default) */
+	DW_TOPOLOGY_MASTER_WORKER = 1, /* workers talk to the master only; a
+					  worker-to-worker call fails with
+					  DW_EACCES */
+};
+
+/* Master: sets the topology for links not yet opened.  DW_ESTATE on a
+ * worker, DW_EINVAL for an unknown value. */
+DW_API int dw_set_topology(int topology);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,8 +10,13 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/work.h"
 
 enum fut_state { F_PENDING = 0, F_READY, F_FAILED };
+/* Futures of requests (REQ frames answered by ANSWER), never on the wire
+ * as a call mode. */
+#define MODE_REQ 16
+enum { KEPT_RUNNING = 0, KEPT_DONE, KEPT_FAILED };
 enum fut_op { OP_NONE = 0, OP_CALL, OP_FETCH };
 
 struct dw_future {
@@ -35,6 +40,10 @@ struct dw_future {
 	struct conn *conn; /* where its frames go (never freed before the
 			      runtime ends) */
 	int reading;       /* the calling thread holds conn's read right */
+	int whence;        /* an imported reference: the caller's id */
+	int imported;      /* its result is fetched from pid as a holder */
+	call_notify_fn notify; /* told when it completes (rt.lock held) */
+	void *notify_ctx;
 };
 
 /* Futures whose result is kept remotely and not fetched, in the order
@@ -236,12 +245,14 @@ fm_take(struct futmap *m, uint64_t id)
 	return NULL;
 }
 
-/* ---- kept results (callee side): call id -> result (rt.lock) ---- */
+/* ---- kept results (callee side): (caller, call id) -> result (rt.lock)
+ * ---- */
 
 static size_t
-km_slot(size_t nb, uint64_t id)
+km_slot(size_t nb, int from, uint64_t id)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15u) >> 20) & (nb - 1);
+	uint64_t key = id ^ ((uint64_t)(uint32_t)from << 40);
+	return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & (nb - 1);
 }
 
 static int
@@ -255,7 +266,7 @@ km_put(struct keptmap *m, struct kept *k)
 		for (size_t i = 0; i < m->nb; i++)
 			for (struct kept *e = m->b[i], *n; e; e = n) {
 				n = e->next;
-				size_t s = km_slot(nb, e->id);
+				size_t s = km_slot(nb, e->from, e->id);
 				e->next = b[s];
 				b[s] = e;
 			}
@@ -263,30 +274,48 @@ km_put(struct keptmap *m, struct kept *k)
 		m->b = b;
 		m->nb = nb;
 	}
-	size_t s = km_slot(m->nb, k->id);
+	size_t s = km_slot(m->nb, k->from, k->id);
 	k->next = m->b[s];
 	m->b[s] = k;
 	m->n++;
 	return 0;
 }
 
-static struct kept *
-km_take(struct keptmap *m, uint64_t id)
+static struct kept **
+km_slot_of(struct keptmap *m, int from, uint64_t id)
 {
 	if (!m->nb)
 		return NULL;
-	for (struct kept **p = &m->b[km_slot(m->nb, id)]; *p;
+	for (struct kept **p = &m->b[km_slot(m->nb, from, id)]; *p;
 	     p = &(*p)->next)
-		if ((*p)->id == id) {
-			struct kept *k = *p;
-			*p = k->next;
-			m->n--;
-			return k;
-		}
+		if ((*p)->id == id && (*p)->from == from)
+			return p;
 	return NULL;
 }
 
+static struct kept *
+km_find(struct keptmap *m, int from, uint64_t id)
+{
+	struct kept **p = km_slot_of(m, from, id);
+	return p ? *p : NULL;
+}
+
+static struct kept *
+km_take(struct keptmap *m, int from, uint64_t id)
+{
+	struct kept **p = km_slot_of(m, from, id);
+	if (!p)
+		return NULL;
+	struct kept *k = *p;
+	*p = k->next;
+	m->n--;
+	return k;
+}
+
 static void call_fail_peer_locked(int pid, int err, const char *msg);
+static void exec_block_begin_locked(void);
+static void exec_block_end_locked(void);
+static int call_read_turn(struct conn *c, int ms);
 
 /* ---- futures ---- */
 
@@ -349,6 +378,17 @@ fut_unref(struct dw_future *f)
 	free(f);
 }
 
+/* Tells whoever asked that f completed, once (rt.lock held). */
+static void
+fut_notify(struct dw_future *f)
+{
+	call_notify_fn fn = f->notify;
+	if (fn) {
+		f->notify = NULL;
+		fn(f->notify_ctx, f);
+	}
+}
+
 static void
 fut_fail(struct dw_future *f, int err, int pid, const char *msg)
 {
@@ -360,6 +400,7 @@ fut_fail(struct dw_future *f, int err, int pid, const char *msg)
 	f->errmsg = strdup(msg);
 	f->op = OP_NONE;
 	pthread_cond_broadcast(&f->cv);
+	fut_notify(f);
 }
 
 /*
@@ -450,7 +491,9 @@ fut_wait_locked(struct dw_future *f, int timeout_ms)
 	if (f->op == OP_NONE)
 		return DW_OK;
 	rtr_push(DWT_STATE_WAITING_MESSAGE);
+	exec_block_begin_locked();
 	int err = fut_wait_loop(f, timeout_ms);
+	exec_block_end_locked();
 	rtr_pop();
 	return err;
 }
@@ -485,7 +528,7 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	f->conn = c;
 	/* A caller about to wait reads its own reply: take the read right
 	 * before the reply can wake the I/O thread. */
-	if (f->mode == WIRE_MODE_FETCH)
+	if (f->mode == WIRE_MODE_FETCH && !f->notify)
 		f->reading = conn_take_reader(c);
 	pthread_mutex_lock(&rt.lock);
 	f->id = ++rt.next_call;
@@ -645,9 +688,16 @@ dw_remotecall_fetch(int pid, const char *fn, const void *arg, size_t len,
 	return dw_remotecall_fetch_timeout(pid, fn, arg, len, res, reslen, -1);
 }
 
+static int imp_wait(dw_future *f, int timeout_ms);
+static int imp_fetch(dw_future *f, int timeout_ms);
+static int imp_isready(dw_future *f);
+static void imp_release(dw_future *f);
+
 DW_API int
 dw_future_wait_timeout(dw_future *f, int timeout_ms)
 {
+	if (f->imported)
+		return imp_wait(f, timeout_ms);
 	pthread_mutex_lock(&rt.lock);
 	rtr_user_thread();
 	int was_pending = f->op == OP_CALL;
@@ -673,6 +723,8 @@ dw_future_wait(dw_future *f)
 DW_API int
 dw_future_isready(dw_future *f)
 {
+	if (f->imported)
+		return imp_isready(f);
 	pthread_mutex_lock(&rt.lock);
 	int r = f->op == OP_NONE || (f->op == OP_FETCH);
 	pthread_mutex_unlock(&rt.lock);
@@ -735,6 +787,8 @@ dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 			int timeout_ms)
 {
 	rtr_user_thread();
+	if (f->imported && imp_fetch(f, timeout_ms) == DW_ETIMEDOUT)
+		return DW_ETIMEDOUT;
 	pthread_mutex_lock(&rt.lock);
 	int fetched_here = 0;
 	int err = fut_wait_locked(f, timeout_ms);
@@ -776,10 +830,13 @@ dw_future_free(dw_future *f)
 {
 	if (!f)
 		return;
+	if (f->imported)
+		imp_release(f);
 	pthread_mutex_lock(&rt.lock);
 	int drop = f->remote && !f->have && f->state == F_READY &&
 		   f->op == OP_NONE;
 	f->user_gone = 1;
+	f->notify = NULL;
 	ready_del(f);
 	int pid = f->pid;
 	uint64_t id = f->id;
@@ -789,6 +846,504 @@ dw_future_free(dw_future *f)
 	struct conn *c = drop ? cl_conn_of(pid, &err) : NULL;
 	if (c)
 		conn_send_msg(c, WIRE_FREE, id, NULL, 0, NULL, 0);
+}
+
+/* ---- requests: the requester's side ---- */
+
+/* Registers f as pending and sends a REQ frame. */
+static int
+req_send(struct dw_future *f, int op, const void *body, size_t blen,
+	 const void *data, size_t dlen)
+{
+	int err;
+	unsigned char pre[REQ_PREFIX + 64];
+	if (blen > 64)
+		return DW_EINVAL;
+	if (dlen > WIRE_MAX_PAYLOAD - REQ_PREFIX - blen)
+		return rt_set_err(0, "%zu bytes are over the frame limit",
+				  dlen), DW_ETOOBIG;
+	struct conn *c = cl_conn_of(f->pid, &err);
+	if (!c)
+		return err;
+	pre[0] = (unsigned char)op;
+	pre[1] = 0;
+	wire_put_u16(pre + 2, 0);
+	if (blen)
+		memcpy(pre + REQ_PREFIX, body, blen);
+	f->conn = c;
+	f->reading = conn_take_reader(c);
+	pthread_mutex_lock(&rt.lock);
+	f->id = ++rt.next_call;
+	f->op = OP_CALL;
+	if (fm_put(&rt.pending, f) < 0) {
+		f->op = OP_NONE;
+		pthread_mutex_unlock(&rt.lock);
+		if (f->reading)
+			conn_drop_reader(c);
+		f->reading = 0;
+		return DW_ENOMEM;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0,
+		 REQ_PREFIX + blen + dlen);
+	err = conn_send_msg(c, WIRE_REQ, f->id, pre, REQ_PREFIX + blen, data,
+			    dlen);
+	if (err == DW_OK)
+		return DW_OK;
+	if (f->reading)
+		conn_drop_reader(c);
+	f->reading = 0;
+	pthread_mutex_lock(&rt.lock);
+	if (fm_take(&rt.pending, f->id))
+		f->refs--;
+	f->op = OP_NONE;
+	pthread_mutex_unlock(&rt.lock);
+	rt_set_err(f->pid, "process %d has exited", f->pid);
+	return DW_EEXITED;
+}
+
+static int
+req_call_local(int op, const void *body, size_t blen, const void *data,
+	       size_t dlen, int timeout_ms, void **res, size_t *reslen)
+{
+	size_t n = REQ_PREFIX + blen + dlen;
+	unsigned char *p = malloc(n);
+	if (!p)
+		return DW_ENOMEM;
+	p[0] = (unsigned char)op;
+	p[1] = p[2] = p[3] = 0;
+	if (blen)
+		memcpy(p + REQ_PREFIX, body, blen);
+	if (dlen)
+		memcpy(p + REQ_PREFIX + blen, data, dlen);
+	struct lwait lw = {.done = 0};
+	pthread_cond_init(&lw.cv, NULL);
+	struct req_src s = {.lw = &lw, .pid = rt.myid};
+	pthread_mutex_lock(&rt.lock);
+	s.id = ++rt.next_call;
+	pthread_mutex_unlock(&rt.lock);
+	req_on_local(&s, p, n);
+	exec_block_begin();
+	int err = lw_wait(&lw, timeout_ms);
+	if (err == DW_ETIMEDOUT) { /* withdraw it, unless it was answered */
+		req_on_cancel(rt.myid, s.id);
+		lw_wait(&lw, -1);
+	}
+	exec_block_end();
+	pthread_cond_destroy(&lw.cv);
+	if (lw.status != DW_OK) {
+		rt_set_err(rt.myid, "%.*s", (int)lw.len, (char *)lw.data);
+		free(lw.data);
+		return lw.status;
+	}
+	if (res)
+		*res = lw.data;
+	else
+		free(lw.data);
+	if (reslen)
+		*reslen = lw.len;
+	return DW_OK;
+}
+
+int
+req_call(int pid, int op, const void *body, size_t blen, const void *data,
+	 size_t dlen, int timeout_ms, void **res, size_t *reslen)
+{
+	if (res)
+		*res = NULL;
+	if (reslen)
+		*reslen = 0;
+	if (rt.role == RT_NONE)
+		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
+	if (pid == rt.myid)
+		return req_call_local(op, body, blen, data, dlen, timeout_ms,
+				      res, reslen);
+	struct dw_future *f = fut_new(pid, MODE_REQ);
+	if (!f)
+		return DW_ENOMEM;
+	int err = req_send(f, op, body, blen, data, dlen);
+	pthread_mutex_lock(&rt.lock);
+	if (err != DW_OK)
+		goto out;
+	err = fut_wait_locked(f, timeout_ms);
+	if (f->reading) {
+		conn_drop_reader(f->conn);
+		f->reading = 0;
+	}
+	if (err == DW_ETIMEDOUT) { /* withdraw it, unless it was answered */
+		pthread_mutex_unlock(&rt.lock);
+		conn_send_msg(f->conn, WIRE_CANCEL, f->id, NULL, 0, NULL, 0);
+		pthread_mutex_lock(&rt.lock);
+		err = fut_wait_locked(f, 30000);
+		if (err == DW_ETIMEDOUT) {
+			if (fm_take(&rt.pending, f->id))
+				f->refs--;
+			f->op = OP_NONE;
+		}
+		if (err == DW_ETIMEDOUT ||
+		    (f->state == F_FAILED && f->err == DW_ETIMEDOUT)) {
+			rt_set_err(pid, "no answer from process %d within %d "
+					"ms",
+				   pid, timeout_ms);
+			err = DW_ETIMEDOUT;
+			goto out;
+		}
+	}
+	if (err == DW_OK)
+		err = fut_result_err(f);
+	if (err == DW_OK) {
+		if (reslen)
+			*reslen = f->len;
+		if (res) {
+			memmove(f->buf, f->buf + f->off, f->len);
+			*res = f->buf;
+			f->buf = NULL;
+		}
+	}
+out:
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+int
+req_post_conn(struct conn *c, int op, const void *body, size_t blen,
+	      const void *data, size_t dlen)
+{
+	unsigned char pre[REQ_PREFIX + 64];
+	if (blen > 64)
+		return DW_EINVAL;
+	pre[0] = (unsigned char)op;
+	pre[1] = 0;
+	wire_put_u16(pre + 2, 0);
+	if (blen)
+		memcpy(pre + REQ_PREFIX, body, blen);
+	return conn_send_msg(c, WIRE_REQ, 0, pre, REQ_PREFIX + blen, data,
+			     dlen);
+}
+
+int
+req_post(int pid, int op, const void *body, size_t blen, const void *data,
+	 size_t dlen)
+{
+	if (rt.role == RT_NONE)
+		return DW_ESTATE;
+	if (pid == rt.myid) {
+		size_t n = REQ_PREFIX + blen + dlen;
+		unsigned char *p = malloc(n);
+		if (!p)
+			return DW_ENOMEM;
+		p[0] = (unsigned char)op;
+		p[1] = p[2] = p[3] = 0;
+		if (blen)
+			memcpy(p + REQ_PREFIX, body, blen);
+		if (dlen)
+			memcpy(p + REQ_PREFIX + blen, data, dlen);
+		struct req_src s = {.pid = rt.myid};
+		req_on_local(&s, p, n);
+		return DW_OK;
+	}
+	int err;
+	struct conn *c = cl_conn_of(pid, &err);
+	if (!c)
+		return err;
+	return req_post_conn(c, op, body, blen, data, dlen);
+}
+
+/* ---- calls with a completion notice, for pools and pmap ---- */
+
+int
+call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
+	   call_notify_fn notify, void *ctx, dw_future **out)
+{
+	*out = NULL;
+	if (rt.role == RT_NONE)
+		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
+	rtr_user_thread();
+	struct dw_future *f = fut_new(pid, keep ? WIRE_MODE_KEEP
+						: WIRE_MODE_FETCH);
+	if (!f)
+		return DW_ENOMEM;
+	f->notify = notify;
+	f->notify_ctx = ctx;
+	int err;
+	if (pid == rt.myid) {
+		err = call_local(f, fn, arg, len);
+		pthread_mutex_lock(&rt.lock);
+		fut_notify(f);
+		pthread_mutex_unlock(&rt.lock);
+	} else {
+		err = call_send(f, fn, arg, len);
+	}
+	if (err != DW_OK) {
+		pthread_mutex_lock(&rt.lock);
+		fut_unref(f);
+		pthread_mutex_unlock(&rt.lock);
+		return err;
+	}
+	*out = f;
+	return DW_OK;
+}
+
+/* rt.lock held (a notice) or not (the owner of a completed future). */
+int
+call_result(dw_future *f, const void **res, size_t *len)
+{
+	if (f->state == F_FAILED) {
+		rt_set_err(f->errpid, "%s", f->errmsg ? f->errmsg : "failed");
+		return f->err;
+	}
+	*res = f->buf ? f->buf + f->off : NULL;
+	*len = f->len;
+	return DW_OK;
+}
+
+int
+call_future_pid(const dw_future *f)
+{
+	return f->pid;
+}
+
+void *
+call_take_result(dw_future *f, size_t *len)
+{
+	void *p = f->buf;
+	*len = f->len;
+	if (p && f->off)
+		memmove(p, f->buf + f->off, f->len);
+	f->buf = NULL;
+	f->len = 0;
+	return p ? p : malloc(1);
+}
+
+int
+call_invoke(const char *name, size_t nlen, const void *arg, size_t len,
+	    void **res, size_t *reslen, char *err, size_t errlen)
+{
+	struct wire_call c = {.mode = WIRE_MODE_FETCH,
+			      .name_len = (uint16_t)nlen,
+			      .name = name,
+			      .arg = arg,
+			      .arg_len = len};
+	dw_reply r;
+	*res = NULL;
+	*reslen = 0;
+	if (call_run(&c, &r) != 0) {
+		snprintf(err, errlen, "%s", r.err);
+		if (r.owned)
+			free(r.data);
+		return -1;
+	}
+	if (r.owned) {
+		*res = r.data;
+		*reslen = r.len;
+	}
+	return 0;
+}
+
+/* ---- futures as references that travel ---- */
+
+static int
+imp_req(dw_future *f, int op, int timeout_ms, void **res, size_t *len)
+{
+	unsigned char b[12];
+	wire_put_u32(b, (uint32_t)f->whence);
+	wire_put_u64(b + 4, f->id);
+	return req_call(f->pid, op, b, sizeof b, NULL, 0, timeout_ms, res,
+			len);
+}
+
+/* Records a final failure of an imported future. */
+static int
+imp_settle(dw_future *f, int err)
+{
+	if (err == DW_OK || err == DW_ETIMEDOUT)
+		return err;
+	pthread_mutex_lock(&rt.lock);
+	if (f->state != F_FAILED)
+		fut_fail(f, err, dw_errpid(), dw_errmsg());
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+static int
+imp_wait(dw_future *f, int timeout_ms)
+{
+	pthread_mutex_lock(&rt.lock);
+	int st = f->state;
+	int err = fut_result_err(f);
+	pthread_mutex_unlock(&rt.lock);
+	if (st != F_PENDING)
+		return err;
+	err = imp_settle(f, imp_req(f, REQ_FUT_WAIT, timeout_ms, NULL, NULL));
+	if (err == DW_OK) {
+		pthread_mutex_lock(&rt.lock);
+		if (f->state == F_PENDING)
+			f->state = F_READY;
+		pthread_mutex_unlock(&rt.lock);
+	}
+	return err;
+}
+
+static int
+imp_fetch(dw_future *f, int timeout_ms)
+{
+	pthread_mutex_lock(&rt.lock);
+	int have = f->have || f->state == F_FAILED;
+	pthread_mutex_unlock(&rt.lock);
+	if (have)
+		return DW_OK;
+	void *r;
+	size_t n;
+	int err = imp_settle(f, imp_req(f, REQ_FUT_FETCH, timeout_ms, &r, &n));
+	if (err != DW_OK)
+		return err;
+	pthread_mutex_lock(&rt.lock);
+	if (!f->have) {
+		free(f->buf);
+		f->buf = r;
+		r = NULL;
+		f->off = 0;
+		f->len = n;
+		f->have = 1;
+		f->state = F_READY;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	free(r);
+	return DW_OK;
+}
+
+static int
+imp_isready(dw_future *f)
+{
+	pthread_mutex_lock(&rt.lock);
+	int done = f->state != F_PENDING;
+	pthread_mutex_unlock(&rt.lock);
+	if (done)
+		return 1;
+	void *r = NULL;
+	size_t n = 0;
+	int ready = imp_req(f, REQ_FUT_READY, 10000, &r, &n) == DW_OK &&
+		    n == 1 && ((unsigned char *)r)[0];
+	free(r);
+	return ready;
+}
+
+static void
+imp_release(dw_future *f)
+{
+	unsigned char b[13];
+	b[0] = REF_FUTURE;
+	wire_put_u32(b + 1, (uint32_t)f->whence);
+	wire_put_u64(b + 5, f->id);
+	req_post(f->pid, REQ_RELEASE, b, sizeof b, NULL, 0);
+}
+
+/* Registers `to` as a holder of the result at its owner. */
+static int
+fut_hold(int where, int whence, uint64_t id, int to)
+{
+	unsigned char b[17];
+	b[0] = REF_FUTURE;
+	wire_put_u32(b + 1, (uint32_t)whence);
+	wire_put_u64(b + 5, id);
+	wire_put_u32(b + 13, (uint32_t)to);
+	return req_call(where, REQ_HOLD, b, sizeof b, NULL, 0, 30000, NULL,
+			NULL);
+}
+
+/* Encodes a future whose value (or error) is here. */
+static int
+fut_export_value(dw_future *f, int to, void **bytes, size_t *len)
+{
+	struct ref r = {.kind = REF_FUTURE, .where = rt.myid,
+			.whence = rt.myid, .to = to, .has_value = 1};
+	pthread_mutex_lock(&rt.lock);
+	if (f->state == F_FAILED) {
+		r.err = f->err;
+		r.value = (const unsigned char *)(f->errmsg ? f->errmsg : "");
+		r.vlen = strlen((const char *)r.value);
+	} else {
+		r.value = f->buf ? f->buf + f->off : NULL;
+		r.vlen = f->len;
+	}
+	int err = ref_encode(&r, bytes, len);
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+DW_API int
+dw_future_export(dw_future *f, int to, void **bytes, size_t *len)
+{
+	*bytes = NULL;
+	*len = 0;
+	if (!f || to < 1 || f->mode == WIRE_MODE_DO)
+		return rt_set_err(0, "not a future that can travel"), DW_EINVAL;
+	pthread_mutex_lock(&rt.lock);
+	int local = f->have || f->state == F_FAILED;
+	struct ref r = {.kind = REF_FUTURE, .where = f->pid, .id = f->id,
+			.whence = f->imported ? f->whence : rt.myid, .to = to};
+	pthread_mutex_unlock(&rt.lock);
+	if (local)
+		return fut_export_value(f, to, bytes, len);
+	int err = fut_hold(r.where, r.whence, r.id, to);
+	if (err == DW_ENOTFOUND && !f->imported) {
+		/* the call failed and its error is on the way here */
+		if (dw_future_wait_timeout(f, 30000) != DW_ETIMEDOUT &&
+		    f->state == F_FAILED)
+			return fut_export_value(f, to, bytes, len);
+	}
+	if (err != DW_OK)
+		return err;
+	err = ref_encode(&r, bytes, len);
+	if (err != DW_OK) { /* give the hold back */
+		unsigned char b[13];
+		b[0] = REF_FUTURE;
+		wire_put_u32(b + 1, (uint32_t)r.whence);
+		wire_put_u64(b + 5, r.id);
+		req_post(r.where, REQ_RELEASE, b, sizeof b, NULL, 0);
+	}
+	return err;
+}
+
+DW_API int
+dw_future_import(const void *bytes, size_t len, dw_future **out)
+{
+	struct ref r;
+	*out = NULL;
+	int err = ref_decode(bytes, len, REF_FUTURE, &r);
+	if (err != DW_OK)
+		return err;
+	struct dw_future *f = fut_new(r.where, WIRE_MODE_KEEP);
+	if (!f)
+		return DW_ENOMEM;
+	f->id = r.id;
+	f->whence = r.whence;
+	if (r.has_value && r.err) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "%.*s", (int)(r.vlen > 500 ? 500
+								     : r.vlen),
+			 (const char *)r.value);
+		pthread_mutex_lock(&rt.lock);
+		fut_fail(f, r.err, r.where, msg);
+		pthread_mutex_unlock(&rt.lock);
+	} else if (r.has_value) {
+		if (!(f->buf = malloc(r.vlen ? r.vlen : 1))) {
+			pthread_mutex_lock(&rt.lock);
+			fut_unref(f);
+			pthread_mutex_unlock(&rt.lock);
+			return DW_ENOMEM;
+		}
+		if (r.vlen)
+			memcpy(f->buf, r.value, r.vlen);
+		f->len = r.vlen;
+		f->have = 1;
+		f->state = F_READY;
+	} else {
+		f->imported = 1;
+	}
+	*out = f;
+	return DW_OK;
 }
 
 /* ---- frames arriving at the caller: RESULT, DONE ---- */
@@ -832,6 +1387,7 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	int drop = h->type == WIRE_DONE && f->user_gone;
 	f->op = OP_NONE;
 	pthread_cond_broadcast(&f->cv);
+	fut_notify(f);
 	fut_unref(f);
 	pthread_mutex_unlock(&rt.lock);
 	if (drop)
@@ -902,6 +1458,91 @@ call_reply_error(struct conn *c, uint64_t id, const char *msg)
 	conn_send(c, &f, 0);
 }
 
+/* Executors: at least the configured number; more while some block in
+ * dwork calls and jobs wait (rt.lock). */
+static int exec_idle, exec_blocked;
+static __thread int exec_thread;
+#define EXEC_MAX 256
+
+static void *exec_main(void *arg);
+
+static int
+exec_spawn_locked(void)
+{
+	pthread_t *v = realloc(rt.execs, (size_t)(rt.nexecs + 1) * sizeof *v);
+	if (!v)
+		return DW_ENOMEM;
+	rt.execs = v;
+	if (!rt.jobs_tail)
+		rt.jobs_tail = &rt.jobs;
+	if (pthread_create(&rt.execs[rt.nexecs], NULL, exec_main,
+			   (void *)(intptr_t)(rt.nexecs + 1)) != 0)
+		return DW_ENOMEM;
+	rt.nexecs++;
+	exec_idle++; /* counted idle until it takes a job */
+	return DW_OK;
+}
+
+/* A job was queued (rt.lock held): make sure some executor will run it. */
+static void
+exec_ensure_locked(void)
+{
+	int base = rt.opts.executors > 0 ? rt.opts.executors : 1;
+	if (exec_idle > 0 || rt.exiting)
+		return;
+	if (rt.nexecs < base || (exec_blocked > 0 && rt.nexecs < EXEC_MAX))
+		exec_spawn_locked();
+}
+
+static void
+exec_block_begin_locked(void)
+{
+	if (!exec_thread)
+		return;
+	exec_blocked++;
+	if (rt.jobs)
+		exec_ensure_locked();
+}
+
+static void
+exec_block_end_locked(void)
+{
+	if (exec_thread)
+		exec_blocked--;
+}
+
+void
+exec_block_begin(void)
+{
+	if (!exec_thread)
+		return;
+	pthread_mutex_lock(&rt.lock);
+	exec_block_begin_locked();
+	pthread_mutex_unlock(&rt.lock);
+}
+
+void
+exec_block_end(void)
+{
+	if (!exec_thread)
+		return;
+	pthread_mutex_lock(&rt.lock);
+	exec_block_end_locked();
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static struct kept *
+kept_new(int from, uint64_t id)
+{
+	struct kept *k = calloc(1, sizeof *k);
+	if (k) {
+		k->from = from;
+		k->id = id;
+		k->state = KEPT_RUNNING;
+	}
+	return k;
+}
+
 static void
 call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 {
@@ -919,38 +1560,348 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	j->id = h->ref;
 	j->payload = p;
 	j->len = h->payload;
+	j->kept = NULL;
 	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 0, h->payload);
+	if (j->call.mode == WIRE_MODE_KEEP && !(j->kept = kept_new(c->peer,
+								   h->ref))) {
+		call_reply_error(c, h->ref, "out of memory keeping the result");
+		free(p);
+		free(j);
+		return;
+	}
 	pthread_mutex_lock(&rt.lock);
+	if (j->kept && km_put(&rt.kept, j->kept) < 0) {
+		pthread_mutex_unlock(&rt.lock);
+		call_reply_error(c, h->ref, "out of memory keeping the result");
+		free(j->kept);
+		free(p);
+		free(j);
+		return;
+	}
+	if (!rt.jobs_tail)
+		rt.jobs_tail = &rt.jobs;
 	*rt.jobs_tail = j;
 	rt.jobs_tail = &j->next;
+	exec_ensure_locked();
 	pthread_cond_signal(&rt.jobs_cv);
 	pthread_mutex_unlock(&rt.lock);
+}
+
+/* ---- the owner's side of future references: holders other than the
+ * caller, and requests parked until the call completes ---- */
+
+struct kwait {
+	struct kwait *next;
+	struct req_src src;
+	int op;
+};
+
+struct kext {
+	struct holders h;
+	struct kwait *waiters;
+	char *errmsg;
+	int whence_done; /* the caller fetched or freed its copy */
+};
+
+static struct kext *
+kept_ext(struct kept *k)
+{
+	if (!k->ext)
+		k->ext = calloc(1, sizeof(struct kext));
+	return k->ext;
+}
+
+static void
+kept_free(struct kept *k)
+{
+	struct kext *x = k->ext;
+	if (x) {
+		holders_free(&x->h);
+		free(x->errmsg);
+		free(x);
+	}
+	free(k->data);
+	free(k);
+}
+
+/* Frees k when nobody holds it any more (rt.lock held). */
+static void
+kept_maybe_free(struct kept *k)
+{
+	struct kext *x = k->ext;
+	if (k->state == KEPT_RUNNING || (x && (!x->whence_done || x->h.total)))
+		return;
+	if (!x && k->state == KEPT_DONE)
+		return; /* the caller still holds it */
+	km_take(&rt.kept, k->from, k->id);
+	kept_free(k);
+}
+
+/* Answers one parked or immediate reference request (rt.lock held: the
+ * answer only copies and queues). */
+static void
+kept_answer(struct kept *k, const struct req_src *s, int op)
+{
+	struct kext *x = k->ext;
+	if (op == REQ_FUT_READY) {
+		unsigned char r = k->state != KEPT_RUNNING;
+		req_answer(s, &r, 1);
+	} else if (k->state == KEPT_FAILED) {
+		req_answer_err(s, DW_EREMOTE, "process %d: %s", rt.myid,
+			       x && x->errmsg ? x->errmsg : "the call failed");
+	} else if (op == REQ_FUT_WAIT) {
+		req_answer(s, NULL, 0);
+	} else {
+		req_answer(s, k->data, k->len);
+	}
+}
+
+/* The call of k completed: answer whoever waits (rt.lock held). */
+static void
+kept_completed(struct kept *k)
+{
+	struct kext *x = k->ext;
+	struct kwait *w = x ? x->waiters : NULL, *n;
+	if (x)
+		x->waiters = NULL;
+	for (; w; w = n) {
+		n = w->next;
+		kept_answer(k, &w->src, w->op);
+		free(w);
+	}
+}
+
+static void
+kept_on_hold(const struct req_src *s, int op, int whence, uint64_t id,
+	     int holder)
+{
+	struct kept *k = km_find(&rt.kept, whence, id);
+	struct kext *x = k ? kept_ext(k) : NULL;
+	if (!k || (x && x->whence_done && !x->h.total &&
+		   k->state != KEPT_FAILED)) {
+		if (op == REQ_HOLD)
+			req_answer_err(s, DW_ENOTFOUND,
+				       "process %d keeps no result of call %llu "
+				       "of process %d (fetched or freed)",
+				       rt.myid, (unsigned long long)id, whence);
+		return;
+	}
+	if (!x) {
+		if (op == REQ_HOLD)
+			req_answer_err(s, DW_ENOMEM, "out of memory");
+		return;
+	}
+	if (op == REQ_HOLD) {
+		if (holders_add(&x->h, holder, 1) < 0)
+			req_answer_err(s, DW_ENOMEM, "out of memory");
+		else
+			req_answer(s, NULL, 0);
+		return;
+	}
+	holders_del(&x->h, s->pid);
+	kept_maybe_free(k);
+}
+
+void
+call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
+		size_t len)
+{
+	int hold = op == REQ_HOLD || op == REQ_RELEASE;
+	size_t need = hold ? (op == REQ_HOLD ? 17u : 13u) : 12u;
+	if (len < need) {
+		req_answer_err(s, DW_EPROTO, "request of %zu bytes is too short",
+			       len);
+		return;
+	}
+	const unsigned char *q = hold ? b + 1 : b;
+	int whence = (int)wire_get_u32(q);
+	uint64_t id = wire_get_u64(q + 4);
+	pthread_mutex_lock(&rt.lock);
+	if (hold) {
+		kept_on_hold(s, op, whence, id,
+			     op == REQ_HOLD ? (int)wire_get_u32(b + 13) : 0);
+		pthread_mutex_unlock(&rt.lock);
+		return;
+	}
+	struct kept *k = km_find(&rt.kept, whence, id);
+	struct kwait *w = NULL;
+	if (!k) {
+		req_answer_err(s, DW_ENOTFOUND,
+			       "process %d keeps no result of call %llu of "
+			       "process %d",
+			       rt.myid, (unsigned long long)id, whence);
+	} else if (k->state != KEPT_RUNNING || op == REQ_FUT_READY) {
+		kept_answer(k, s, op);
+	} else if (!kept_ext(k) || !(w = malloc(sizeof *w))) {
+		req_answer_err(s, DW_ENOMEM, "out of memory");
+	} else {
+		struct kext *x = k->ext;
+		w->src = *s;
+		w->op = op;
+		w->next = x->waiters;
+		x->waiters = w;
+	}
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* Drops parked waiters matching (pid, id) or all of pid (id 0). */
+static void
+kept_drop_waiters(struct kept *k, int pid, uint64_t id, int answer)
+{
+	struct kext *x = k->ext;
+	if (!x)
+		return;
+	for (struct kwait **pp = &x->waiters; *pp;) {
+		struct kwait *w = *pp;
+		if (w->src.pid != pid || (id && w->src.id != id)) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		if (answer)
+			req_answer_err(&w->src, DW_ETIMEDOUT,
+				       "the call had not completed in time");
+		free(w);
+	}
+}
+
+static void
+kept_each(void (*fn)(struct kept *k, int pid, uint64_t id), int pid,
+	  uint64_t id)
+{
+	pthread_mutex_lock(&rt.lock);
+	for (size_t i = 0; i < rt.kept.nb; i++)
+		for (struct kept *k = rt.kept.b[i], *n; k; k = n) {
+			n = k->next;
+			fn(k, pid, id);
+		}
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static void
+kept_cancel_one(struct kept *k, int pid, uint64_t id)
+{
+	kept_drop_waiters(k, pid, id, 1);
+}
+
+void
+call_on_ref_cancel(int pid, uint64_t id)
+{
+	kept_each(kept_cancel_one, pid, id);
+}
+
+static void
+kept_gone_one(struct kept *k, int pid, uint64_t id)
+{
+	(void)id;
+	kept_drop_waiters(k, pid, 0, 0);
+	struct kext *x = k->ext;
+	if (x)
+		holders_drop(&x->h, pid);
+	if (k->from == pid) {
+		if (!(x = kept_ext(k)))
+			return;
+		x->whence_done = 1;
+	}
+	kept_maybe_free(k);
+}
+
+/* A process has gone: its holds, waits and own results go too. */
+void
+call_refs_gone(int pid)
+{
+	kept_each(kept_gone_one, pid, 0);
+}
+
+size_t
+call_kept_count(void)
+{
+	pthread_mutex_lock(&rt.lock);
+	size_t n = rt.kept.n;
+	pthread_mutex_unlock(&rt.lock);
+	return n;
 }
 
 static void
 call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 {
 	pthread_mutex_lock(&rt.lock);
-	struct kept *k = km_take(&rt.kept, h->ref);
+	struct kept *k = km_find(&rt.kept, c->peer, h->ref);
+	struct kext *x = k ? k->ext : NULL;
+	void *data = NULL;
+	size_t len = 0;
+	int ok = k && k->state == KEPT_DONE && !(x && x->whence_done);
+	if (ok && x && x->h.total) { /* others hold it: a copy */
+		x->whence_done = 1;
+		len = k->len;
+		if (!drop_only && (data = malloc(len ? len : 1)))
+			memcpy(data, k->data, len);
+		ok = drop_only || data;
+	} else if (ok) {
+		km_take(&rt.kept, k->from, k->id);
+		data = k->data;
+		len = k->len;
+		k->data = NULL;
+		kept_free(k);
+	}
 	pthread_mutex_unlock(&rt.lock);
 	if (!drop_only)
 		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref,
 			 2, 0);
-	if (drop_only || !k) {
+	if (drop_only || !ok) {
 		if (!drop_only)
 			call_reply_error(c, h->ref, "no result is kept for "
 						    "this call");
-		if (k)
-			free(k->data);
-		free(k);
+		free(data);
 		return;
 	}
 	struct frame f;
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref, 3,
-		 k->len);
-	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, k->data, k->len, 1);
+		 len);
+	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, data, len, 1);
 	conn_send(c, &f, 0);
-	free(k);
+}
+
+/* ---- frames arriving at a requester: ANSWER ---- */
+
+static void
+call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	if (h->payload < 4) {
+		conn_fail(c, "answer of %u bytes is too short", h->payload);
+		free(p);
+		return;
+	}
+	uint32_t st = wire_get_u32(p);
+	pthread_mutex_lock(&rt.lock);
+	struct dw_future *f = fm_take(&rt.pending, h->ref);
+	if (!f) {
+		pthread_mutex_unlock(&rt.lock);
+		free(p);
+		return;
+	}
+	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 1, h->payload);
+	if (st != DW_OK) {
+		char msg[600];
+		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);
+		snprintf(msg, sizeof msg, "%.*s", n, (const char *)p + 4);
+		fut_fail(f, st < DW_ERR_COUNT ? (int)st : DW_EPROTO, c->peer,
+			 msg);
+	} else {
+		free(f->buf);
+		f->buf = p;
+		f->off = 4;
+		f->len = h->payload - 4;
+		f->have = 1;
+		f->state = F_READY;
+		p = NULL;
+	}
+	f->op = OP_NONE;
+	pthread_cond_broadcast(&f->cv);
+	fut_notify(f);
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	free(p);
 }
 
 void
@@ -958,6 +1909,10 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 	      unsigned char *p)
 {
 	(void)arg;
+	if (c->peer == 0) { /* a worker's peer that has not said who it is */
+		peer_on_hello(c, h, p);
+		return;
+	}
 	if (rt.role == RT_MASTER) {
 		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(c->peer);
@@ -971,11 +1926,16 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 		call_complete(c, h, p);
 		return;
 	case WIRE_CALL:
-		if (rt.role == RT_WORKER) {
-			call_enqueue(c, h, p);
-			return;
-		}
-		call_reply_error(c, h->ref, "process 1 does not serve calls");
+		call_enqueue(c, h, p);
+		return;
+	case WIRE_REQ:
+		req_on_frame(c, h->ref, p, h->payload);
+		return;
+	case WIRE_ANSWER:
+		call_answer(c, h, p);
+		return;
+	case WIRE_CANCEL:
+		req_on_cancel(c->peer, h->ref);
 		break;
 	case WIRE_FETCH:
 	case WIRE_FREE:
@@ -994,7 +1954,7 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 			rtr_on_pong(c, p, h->payload);
 		break;
 	case WIRE_SYNC:
-		if (rt.role == RT_WORKER)
+		if (rt.role == RT_WORKER && c == rt.master)
 			rtr_on_sync(p, h->payload);
 		break;
 	case WIRE_FILE:
@@ -1002,6 +1962,11 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 			rtr_on_file(c, h->ref, p, h->payload);
 		break;
 	case WIRE_EXIT:
+		if (rt.role != RT_WORKER || c != rt.master) {
+			conn_fail(c, "EXIT from process %d, not the master",
+				  c->peer);
+			break;
+		}
 		pthread_mutex_lock(&rt.lock);
 		rt.exiting = 1;
 		pthread_cond_broadcast(&rt.cv);
@@ -1014,7 +1979,7 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 	free(p);
 }
 
-/* ---- executors (worker side) ---- */
+/* ---- executors ---- */
 
 static __thread int exec_interrupted;
 static volatile int interrupt_flag;
@@ -1041,27 +2006,33 @@ exec_more(void)
 								   : 0;
 }
 
+/* The kept call ran: keep its result (or its failure for other holders)
+ * and tell the caller. */
 static void
-exec_keep(struct job *j, dw_reply *r)
+exec_keep(struct job *j, dw_reply *r, int rc)
 {
-	struct kept *k = malloc(sizeof *k);
-	if (!k) {
-		call_reply_error(j->from, j->id, "out of memory keeping the "
-						 "result");
-		return;
-	}
-	k->id = j->id;
-	k->data = r->data;
-	k->len = r->len;
-	r->owned = 0;
+	struct kept *k = j->kept;
 	pthread_mutex_lock(&rt.lock);
-	int bad = km_put(&rt.kept, k);
+	struct kext *x = k->ext;
+	if (rc == 0) {
+		k->data = r->data;
+		k->len = r->len;
+		r->owned = 0;
+		k->state = KEPT_DONE;
+	} else {
+		k->state = KEPT_FAILED;
+		if (x) {
+			x->whence_done = 1; /* the caller gets the error */
+			free(x->errmsg);
+			x->errmsg = strdup(r->err);
+		}
+	}
+	kept_completed(k);
+	if (rc != 0)
+		kept_maybe_free(k);
 	pthread_mutex_unlock(&rt.lock);
-	if (bad) {
-		free(k->data);
-		free(k);
-		call_reply_error(j->from, j->id, "out of memory keeping the "
-						 "result");
+	if (rc != 0) {
+		call_reply_error(j->from, j->id, r->err);
 		return;
 	}
 	struct frame f;
@@ -1085,9 +2056,11 @@ exec_job(struct job *j)
 			 j->id, 1, rc == 0 && j->call.mode == WIRE_MODE_FETCH
 					   ? r.len
 					   : 0);
-	if (rc != 0) {
+	if (j->call.mode == WIRE_MODE_KEEP) {
+		exec_keep(j, &r, rc);
+	} else if (rc != 0) {
 		if (j->call.mode == WIRE_MODE_DO)
-			rt_log("worker %d: remote_do: %s", rt.myid, r.err);
+			rt_log("process %d: remote_do: %s", rt.myid, r.err);
 		else
 			call_reply_error(j->from, j->id, r.err);
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
@@ -1096,8 +2069,6 @@ exec_job(struct job *j)
 			   r.owned);
 		r.owned = 0;
 		conn_send(j->from, &f, exec_more());
-	} else if (j->call.mode == WIRE_MODE_KEEP) {
-		exec_keep(j, &r);
 	}
 	if (r.owned)
 		free(r.data);
@@ -1127,37 +2098,77 @@ exec_main(void *arg)
 	char name[32];
 	snprintf(name, sizeof name, "executor %d", (int)(intptr_t)arg);
 	rtr_thread_start(name, DWT_STATE_IDLE);
+	exec_thread = 1;
+	pthread_mutex_lock(&rt.lock);
 	for (;;) {
-		pthread_mutex_lock(&rt.lock);
 		while (!rt.jobs && !rt.exiting)
 			if (!exec_idle_read())
 				pthread_cond_wait(&rt.jobs_cv, &rt.lock);
 		struct job *j = rt.jobs;
-		if (j) {
-			rt.jobs = j->next;
-			if (!rt.jobs)
-				rt.jobs_tail = &rt.jobs;
-		}
-		int stop = !j && rt.exiting;
+		if (!j)
+			break;
+		rt.jobs = j->next;
+		if (!rt.jobs)
+			rt.jobs_tail = &rt.jobs;
+		exec_idle--;
 		pthread_mutex_unlock(&rt.lock);
-		if (stop)
-			return NULL;
 		exec_job(j);
+		pthread_mutex_lock(&rt.lock);
+		exec_idle++;
 	}
+	exec_idle--;
+	pthread_mutex_unlock(&rt.lock);
+	return NULL;
 }
 
 int
 call_start_executors(int n)
 {
+	pthread_mutex_lock(&rt.lock);
 	rt.jobs_tail = &rt.jobs;
-	rt.execs = calloc((size_t)n, sizeof *rt.execs);
-	if (!rt.execs)
-		return DW_ENOMEM;
-	for (int i = 0; i < n; i++) {
-		if (pthread_create(&rt.execs[i], NULL, exec_main,
-				   (void *)(intptr_t)(i + 1)) != 0)
-			return DW_ENOMEM;
-		rt.nexecs++;
+	if (rt.opts.executors < n)
+		rt.opts.executors = n;
+	int err = DW_OK;
+	for (int i = 0; i < n && err == DW_OK; i++)
+		err = exec_spawn_locked();
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+/* The master's executors end with the runtime (a worker's end with the
+ * process).  Calls still queued are dropped. */
+void
+call_stop_executors(void)
+{
+	pthread_mutex_lock(&rt.lock);
+	rt.exiting = 1;
+	pthread_cond_broadcast(&rt.jobs_cv);
+	int n = rt.nexecs;
+	pthread_t *v = rt.execs;
+	rt.execs = NULL;
+	rt.nexecs = 0;
+	pthread_mutex_unlock(&rt.lock);
+	for (int i = 0; i < n; i++)
+		pthread_join(v[i], NULL);
+	free(v);
+	pthread_mutex_lock(&rt.lock);
+	for (struct job *j = rt.jobs, *nx; j; j = nx) {
+		nx = j->next;
+		if (j->kept && km_take(&rt.kept, j->kept->from, j->kept->id))
+			kept_free(j->kept);
+		free(j->payload);
+		free(j);
 	}
-	return DW_OK;
+	rt.jobs = NULL;
+	rt.jobs_tail = &rt.jobs;
+	for (size_t i = 0; i < rt.kept.nb; i++)
+		for (struct kept *k = rt.kept.b[i], *nx; k; k = nx) {
+			nx = k->next;
+			kept_free(k);
+		}
+	free(rt.kept.b);
+	memset(&rt.kept, 0, sizeof rt.kept);
+	exec_idle = exec_blocked = 0;
+	rt.exiting = 0;
+	pthread_mutex_unlock(&rt.lock);
 }

@@ -18,6 +18,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/work.h"
 
 struct dw_launch {
 	const dw_manager *m;
@@ -44,6 +45,10 @@ cl_conn_of(int pid, int *err)
 	pthread_mutex_lock(&rt.lock);
 	struct conn *c = NULL;
 	struct worker *w = rt.role == RT_MASTER ? cl_find(pid) : NULL;
+	if (rt.role == RT_WORKER && pid > 1 && pid != rt.myid) {
+		pthread_mutex_unlock(&rt.lock);
+		return peer_conn(pid, err); /* worker to worker (peer.c) */
+	}
 	if (rt.role == RT_WORKER && pid == 1)
 		c = rt.master;
 	else if (w && w->state == W_ACTIVE)
@@ -465,6 +470,7 @@ cl_worker_lost(struct worker *w, const char *why)
 	char msg[300];
 	snprintf(msg, sizeof msg, "worker %d has exited (%s)", w->id, why);
 	call_fail_peer(w->id, DW_EEXITED, msg);
+	peer_gone(w->id); /* the workers, channels and references forget it */
 	if (state == W_ACTIVE && w->mgr.kill)
 		w->mgr.kill(w->mgr.self, &w->wc);
 	if (w->mgr.manage)
@@ -619,6 +625,7 @@ cl_shutdown(void)
 		dw_rmprocs(ids, n, 5000);
 	loop_stop();
 	call_fail_all();
+	work_shutdown(); /* channels, the master's executors */
 	pthread_mutex_lock(&rt.lock);
 	struct worker *w = rt.workers, *nx;
 	rt.workers = NULL;

@@ -27,7 +27,7 @@ struct frame {
 };
 
 /* What an epoll event's data.ptr points at starts with one of these. */
-enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE };
+enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_PEER_LISTEN };
 
 struct conn {
 	int io_kind; /* IO_CONN */

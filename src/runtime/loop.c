@@ -14,6 +14,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/work.h"
 
 struct iocmd {
 	struct iocmd *next;
@@ -139,6 +140,10 @@ fwd_readable(struct fwd *f)
 void
 loop_conn_lost(struct conn *c, const char *why)
 {
+	if (rt.role == RT_WORKER && c != rt.master) {
+		peer_conn_lost(c, why); /* another worker (peer.c) */
+		return;
+	}
 	if (rt.role == RT_WORKER) {
 		pthread_mutex_lock(&rt.lock);
 		if (!rt.exiting)
@@ -194,6 +199,8 @@ loop_timer(void)
 	if (rt.role == RT_MASTER) {
 		cl_heartbeat();
 		rtr_sync_tick();
+	} else {
+		peer_tick();
 	}
 }
 
@@ -209,6 +216,8 @@ loop_event(struct epoll_event *e)
 		loop_timer();
 	} else if (kind == IO_PIPE) {
 		fwd_readable(e->data.ptr);
+	} else if (kind == IO_PEER_LISTEN) {
+		peer_accept();
 	} else {
 		loop_conn_event(e->data.ptr, e->events);
 	}

@@ -55,13 +55,19 @@ struct job {
 	struct wire_call call;
 	unsigned char *payload;
 	size_t len;
+	struct kept *kept; /* KEEP mode: where the result goes */
 };
 
+/* A kept result, keyed by (caller, call id): it exists from the call's
+ * arrival, so that other holders may wait for it (call.c). */
 struct kept {
 	struct kept *next;
 	uint64_t id;
 	void *data;
 	size_t len;
+	int from;   /* the caller (whence) */
+	int state;  /* KEPT_RUNNING, KEPT_DONE, KEPT_FAILED */
+	void *ext;  /* holders other than the caller, waiters (call.c) */
 };
 
 /* Results a worker keeps until fetched: call id -> kept (rt.lock). */

@@ -14,6 +14,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/work.h"
 
 int rtr_on;
 static char tr_dir[3800];
@@ -33,7 +34,8 @@ static const char *const msg_names[] = {
 	[WIRE_PONG] = "PONG",	    [WIRE_EXIT] = "EXIT",
 	[WIRE_CONFIG] = "CONFIG",   [WIRE_CLOCK_PING] = "CLOCK_PING",
 	[WIRE_CLOCK_PONG] = "CLOCK_PONG", [WIRE_SYNC] = "SYNC",
-	[WIRE_FILE] = "FILE",
+	[WIRE_FILE] = "FILE",	    [WIRE_REQ] = "REQ",
+	[WIRE_ANSWER] = "ANSWER",   [WIRE_CANCEL] = "CANCEL",
 };
 
 void
@@ -60,6 +62,7 @@ rtr_labels(void)
 		dwt_define_value(DW_EV_MSG_RECV, t, msg_names[t]);
 	}
 	call_each_function(rtr_label_function);
+	work_labels();
 }
 
 static void

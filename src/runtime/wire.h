@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define WIRE_VERSION_MAJOR 1
-#define WIRE_VERSION_MINOR 0
+#define WIRE_VERSION_MINOR 1 /* 1.1: REQ, ANSWER, CANCEL; peers */
 #define WIRE_MAGIC "DWRK"
 #define WIRE_HDR 16u                    /* bytes of a frame header */
 #define WIRE_MAX_PAYLOAD (1u << 30)     /* default payload limit: 1 GiB */
@@ -33,7 +33,11 @@ enum wire_type {
 	WIRE_CLOCK_PONG = 13, /* worker → master: u64 echo, u64 worker ns */
 	WIRE_SYNC = 14,     /* master → worker: a measured clock offset */
 	WIRE_FILE = 15,     /* worker → master: a trace file being gathered */
-	WIRE_TYPE_MAX = 15,
+	WIRE_REQ = 16,      /* a request to an owner (channels, references,
+			       peers; ref = request id, 0: no answer) */
+	WIRE_ANSWER = 17,   /* a request's answer: u32 status, then bytes */
+	WIRE_CANCEL = 18,   /* withdraw a parked request (ref = its id) */
+	WIRE_TYPE_MAX = 18,
 };
 
 enum wire_call_mode {

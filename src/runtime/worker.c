@@ -19,6 +19,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/work.h"
 
 #define WORKER_FLAG "--dwork-worker"
 #define DIAL_FLAG "--dwork-dial"
@@ -327,17 +328,18 @@ worker_main(int *argc, char ***argv)
 		fflush(stdout);
 		fd = worker_accept_master(lfd, &h);
 	}
-	close(lfd);
 	rt.myid = (int)h.id;
 	rt.role = RT_WORKER;
 	worker_send_ack(fd);
 	worker_read_config(fd);
 	signal(SIGINT, worker_on_sigint);
 	rt.master = conn_new(fd, 1);
+	rt.opts.heartbeat_ms = 1000; /* the timer drops silent peers */
 	if (!rt.master || loop_start() != DW_OK ||
 	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||
 	    loop_add_conn(rt.master) != DW_OK)
 		worker_die("%s", "cannot start the runtime threads");
+	peer_start(lfd); /* other workers dial in here (peer.c) */
 	rtr_thread_start("worker main", DWT_STATE_IDLE);
 	pthread_mutex_lock(&rt.lock);
 	while (!rt.exiting)

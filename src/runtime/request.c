@@ -1,0 +1,295 @@
+/*
+ * Requests to the owner of an object (a channel, a kept result, the
+ * master's view of the cluster): the owner's side of REQ frames, their
+ * answers, and local requests of a process to itself.  Handlers never
+ * block: an operation that must wait is parked and answered later.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/rt.h"
+#include "runtime/rtrace.h"
+#include "runtime/work.h"
+
+static pthread_mutex_t lw_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+lw_done(struct lwait *lw, int status, void *data, size_t len)
+{
+	pthread_mutex_lock(&lw_lock);
+	if (lw->done) { /* answered already (a cancel racing an answer) */
+		pthread_mutex_unlock(&lw_lock);
+		free(data);
+		return;
+	}
+	lw->status = status;
+	lw->data = data;
+	lw->len = len;
+	lw->done = 1;
+	pthread_cond_broadcast(&lw->cv);
+	pthread_mutex_unlock(&lw_lock);
+}
+
+int
+lw_wait(struct lwait *lw, int timeout_ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	if (timeout_ms > 0) {
+		dl.tv_sec += timeout_ms / 1000;
+		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L)
+			dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	}
+	int err = DW_OK;
+	pthread_mutex_lock(&lw_lock);
+	if (!lw->done)
+		rtr_push(DWT_STATE_WAITING_MESSAGE);
+	int pushed = !lw->done;
+	while (!lw->done) {
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&lw->cv, &lw_lock);
+		} else if (timeout_ms == 0 ||
+			   pthread_cond_timedwait(&lw->cv, &lw_lock, &dl) != 0) {
+			err = lw->done ? DW_OK : DW_ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lw_lock);
+	if (pushed)
+		rtr_pop();
+	return err;
+}
+
+int
+req_same(const struct req_src *a, const struct req_src *b)
+{
+	return a->pid == b->pid && a->id == b->id;
+}
+
+static void
+req_send_answer(const struct req_src *s, uint32_t status, const void *data,
+		size_t len, int own)
+{
+	unsigned char st[4];
+	wire_put_u32(st, status);
+	struct frame f;
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, s->pid, s->id, 1,
+		 4 + len);
+	frame_init(&f, WIRE_ANSWER, s->id, st, 4, len ? data : NULL, len,
+		   own && len);
+	conn_send(s->c, &f, 0);
+	if (own && !len)
+		free((void *)data);
+}
+
+void
+req_answer(const struct req_src *s, const void *data, size_t len)
+{
+	if (!s->id)
+		return;
+	if (s->c) {
+		req_send_answer(s, DW_OK, data, len, 0);
+		return;
+	}
+	void *copy = malloc(len ? len : 1);
+	if (copy && len)
+		memcpy(copy, data, len);
+	if (copy)
+		lw_done(s->lw, DW_OK, copy, len);
+	else
+		lw_done(s->lw, DW_ENOMEM, strdup("out of memory"), 13);
+}
+
+void
+req_answer_take(const struct req_src *s, void *data, size_t len)
+{
+	if (!s->id) {
+		free(data);
+		return;
+	}
+	if (s->c)
+		req_send_answer(s, DW_OK, data, len, 1);
+	else
+		lw_done(s->lw, DW_OK, data ? data : malloc(1), len);
+}
+
+void
+req_answer_err(const struct req_src *s, int status, const char *fmt, ...)
+{
+	if (!s->id)
+		return;
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	size_t n = strlen(msg);
+	if (s->c)
+		req_send_answer(s, (uint32_t)status, msg, n, 0);
+	else
+		lw_done(s->lw, status, strdup(msg), n);
+}
+
+/* ---- the master's view of the cluster ---- */
+
+int
+work_procs(int **ids, int with_master)
+{
+	*ids = NULL;
+	if (rt.role == RT_MASTER) {
+		for (;;) {
+			int n = with_master ? dw_procs(NULL, 0)
+					    : dw_workers(NULL, 0);
+			int *v = malloc((size_t)n * sizeof *v + 1);
+			if (!v)
+				return -DW_ENOMEM;
+			int m = with_master ? dw_procs(v, n) : dw_workers(v, n);
+			if (m <= n) {
+				*ids = v;
+				return m;
+			}
+			free(v);
+		}
+	}
+	void *r;
+	size_t len;
+	int err = req_call(1, REQ_PROCS, NULL, 0, NULL, 0, 30000, &r, &len);
+	if (err != DW_OK)
+		return -err;
+	int n = 0, *v = malloc(len + sizeof(int));
+	if (!v) {
+		free(r);
+		return -DW_ENOMEM;
+	}
+	for (size_t i = 0; i + 4 <= len; i += 4) {
+		int id = (int)wire_get_u32((unsigned char *)r + i);
+		if (with_master || id != 1)
+			v[n++] = id;
+	}
+	if (n == 0)
+		v[n++] = 1; /* no workers: the master serves as one */
+	free(r);
+	*ids = v;
+	return n;
+}
+
+static void
+req_procs(const struct req_src *s)
+{
+	if (rt.role != RT_MASTER) {
+		req_answer_err(s, DW_ESTATE, "process %d is not the master",
+			       rt.myid);
+		return;
+	}
+	int *ids;
+	int n = work_procs(&ids, 1);
+	unsigned char *b = n > 0 ? malloc((size_t)n * 4) : NULL;
+	if (!b) {
+		free(ids);
+		req_answer_err(s, DW_ENOMEM, "out of memory");
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		wire_put_u32(b + 4 * i, (uint32_t)ids[i]);
+	free(ids);
+	req_answer_take(s, b, (size_t)n * 4);
+}
+
+/* ---- dispatch ---- */
+
+static void
+req_dispatch(const struct req_src *s, unsigned char *p, size_t len)
+{
+	int op = p[0];
+	const unsigned char *b = p + REQ_PREFIX;
+	size_t bl = len - REQ_PREFIX;
+	switch (op) {
+	case REQ_CH_NEW: case REQ_CH_PUT: case REQ_CH_TAKE: case REQ_CH_FETCH:
+	case REQ_CH_READY: case REQ_CH_WAIT: case REQ_CH_CLOSE:
+		chan_on_req(s, op, p, REQ_PREFIX, len);
+		return;
+	case REQ_HOLD:
+	case REQ_RELEASE:
+		if (bl >= 1 && b[0] == REF_CHANNEL) {
+			chan_on_req(s, op, p, REQ_PREFIX, len);
+			return;
+		}
+		if (bl >= 1 && b[0] == REF_FUTURE)
+			call_on_ref_req(s, op, b, bl);
+		else
+			req_answer_err(s, DW_EPROTO, "unknown reference kind");
+		break;
+	case REQ_FUT_FETCH: case REQ_FUT_WAIT: case REQ_FUT_READY:
+		call_on_ref_req(s, op, b, bl);
+		break;
+	case REQ_WHERE: case REQ_DIAL: case REQ_GONE:
+		peer_on_req(s, op, b, bl);
+		break;
+	case REQ_PROCS:
+		req_procs(s);
+		break;
+	case REQ_CACHE_PUT: case REQ_CACHE_DROP:
+		pool_on_req(s, op, b, bl);
+		break;
+	}
+	free(p);
+}
+
+void
+req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len)
+{
+	if (len < REQ_PREFIX || p[0] == 0 || p[0] > REQ_OP_MAX || p[1] ||
+	    p[2] || p[3]) {
+		conn_fail(c, "malformed request (%zu bytes, op %u)", len,
+			  len ? p[0] : 0u);
+		free(p);
+		return;
+	}
+	struct req_src s = {.c = c, .id = id, .pid = c->peer};
+	rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id, 0, len);
+	req_dispatch(&s, p, len);
+}
+
+void
+req_on_local(const struct req_src *s, unsigned char *p, size_t len)
+{
+	req_dispatch(s, p, len);
+}
+
+void
+req_on_cancel(int pid, uint64_t id)
+{
+	chan_on_cancel(pid, id);
+	call_on_ref_cancel(pid, id);
+}
+
+/* ---- labels and the end ---- */
+
+void
+work_labels(void)
+{
+	static const char *const ops[] = {"End", "put", "take", "fetch",
+					  "wait", "isready", "close"};
+	dwt_define_type(DW_EV_CHANNEL, "dwork: channel operation");
+	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		dwt_define_value(DW_EV_CHANNEL, i, ops[i]);
+	dwt_define_type(DW_EV_POOL, "dwork: pool lent worker");
+	dwt_define_value(DW_EV_POOL, 0, "End");
+	dwt_define_type(DW_EV_PMAP, "dwork: pmap batch sent (items)");
+	dwt_define_value(DW_EV_PMAP, 0, "End");
+	dwt_define_type(DW_EV_PMAP_RETRY, "dwork: pmap items retried");
+	dwt_define_type(DW_EV_PMAP_ITEM, "dwork: pmap item running (index+1)");
+	dwt_define_value(DW_EV_PMAP_ITEM, 0, "End");
+	dwt_define_type(DW_EV_PEER, "dwork: worker-to-worker link opened");
+}
+
+void
+work_shutdown(void)
+{
+	chan_shutdown();
+	call_stop_executors();
+}
