@@ -191,6 +191,19 @@ msg_find(mg_comms *cm, uint32_t s, uint32_t r, uint64_t id)
 
 /* ---- Parts ------------------------------------------------------------------ */
 
+static bool
+matched(const mg_msg *g)
+{
+	return (g->have & (M_SL | M_SP)) && (g->have & (M_RL | M_RP));
+}
+
+static bool
+complete(const mg_msg *g)
+{
+	return (g->have & (M_SL | M_SP)) == (M_SL | M_SP) &&
+	       (g->have & (M_RL | M_RP)) == (M_RL | M_RP);
+}
+
 static void
 msg_side(mg_msg *g, const mg_stream *s, const rd_rec *r, int64_t t,
          unsigned bits)
@@ -275,26 +288,16 @@ comms_part(mg_ctx *c, mg_stream *s, const rd_rec *r, int64_t t)
 		return DW_OK;
 	}
 	msg_side(g, s, r, t, bits);
+	if (g->placed && complete(g))
+		c->q.kick = true;
 	if (recv || g->placed)
 		return DW_OK;
 	g->placed = true;
+	c->q.kick = true;
 	return oq_place(c, m);
 }
 
 /* ---- Completion --------------------------------------------------------------- */
-
-static bool
-matched(const mg_msg *g)
-{
-	return (g->have & (M_SL | M_SP)) && (g->have & (M_RL | M_RP));
-}
-
-static bool
-complete(const mg_msg *g)
-{
-	return (g->have & (M_SL | M_SP)) == (M_SL | M_SP) &&
-	       (g->have & (M_RL | M_RP)) == (M_RL | M_RP);
-}
 
 /* Counts a receive moved after its send, against the clocks' error. */
 static void

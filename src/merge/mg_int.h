@@ -283,6 +283,7 @@ typedef struct mg_outq {
 	oq_ent *v;
 	size_t cap, head, n;
 	uint32_t soft, hard;
+	bool kick; /* a message completed: the head may be writable */
 } mg_outq;
 
 /* ---- Progress (progress.c) --------------------------------------------- */

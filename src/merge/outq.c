@@ -157,6 +157,7 @@ oq_flush(mg_ctx *c, bool final)
 {
 	mg_outq *q = &c->q;
 
+	q->kick = false;
 	while (q->n) {
 		oq_ent *e = &q->v[q->head];
 		bool wait = false;

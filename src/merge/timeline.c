@@ -149,17 +149,23 @@ emit_events(mg_ctx *c, const mg_stream *s, int64_t t)
 }
 
 static bool
+pairs_grow(mg_ctx *c)
+{
+	uint32_t cap = c->cappairs ? c->cappairs * 2 : 64;
+	mg_pair *v = realloc(c->pairs, cap * sizeof *v);
+
+	if (!v)
+		return false;
+	c->pairs = v;
+	c->cappairs = cap;
+	return true;
+}
+
+static inline bool
 pair_add(mg_ctx *c, uint32_t type, uint64_t value)
 {
-	if (c->npairs == c->cappairs) {
-		uint32_t cap = c->cappairs ? c->cappairs * 2 : 64;
-		mg_pair *v = realloc(c->pairs, cap * sizeof *v);
-
-		if (!v)
-			return false;
-		c->pairs = v;
-		c->cappairs = cap;
-	}
+	if (c->npairs == c->cappairs && !pairs_grow(c))
+		return false;
 	c->pairs[c->npairs++] = (mg_pair){type, value};
 	return true;
 }
@@ -350,7 +356,9 @@ step(mg_ctx *c, ltree *lt)
 		}
 	}
 	lt_replay(lt, w);
-	if (err == DW_OK && c->q.n)
+	/* The head can go only when a message completed, or when the
+	 * queue's length presses it. */
+	if (err == DW_OK && c->q.n && (c->q.kick || c->q.n > c->q.soft))
 		err = oq_flush(c, false);
 	return err;
 }
