@@ -1052,6 +1052,77 @@ req_post(int pid, int op, const void *body, size_t blen, const void *data,
 
 /* ---- calls with a completion notice, for pools and pmap ---- */
 
+/* A local job: an asynchronous call of this process to itself, run by
+ * an executor so that the caller can wait for it with a timeout. */
+struct ljob {
+	struct job j; /* j.from is NULL */
+	struct dw_future *f;
+};
+
+static void exec_ensure_locked(void);
+
+static int
+call_queue_local(struct dw_future *f, const char *fn, const void *arg,
+		 size_t len)
+{
+	size_t nl = fn ? strlen(fn) : 0;
+	if (nl == 0 || nl > WIRE_NAME_MAX)
+		return rt_set_err(0, "invalid function name"), DW_EINVAL;
+	struct ljob *l = calloc(1, sizeof *l);
+	unsigned char *p = malloc(wire_call_prefix(nl) + len);
+	if (!l || !p) {
+		free(l);
+		free(p);
+		return DW_ENOMEM;
+	}
+	wire_put_call(p, WIRE_MODE_FETCH, fn, nl);
+	if (len)
+		memcpy(p + wire_call_prefix(nl), arg, len);
+	wire_parse_call(p, wire_call_prefix(nl) + len, &l->j.call, NULL, 0);
+	l->j.payload = p;
+	l->j.len = wire_call_prefix(nl) + len;
+	l->f = f;
+	pthread_mutex_lock(&rt.lock);
+	f->refs++;
+	f->op = OP_CALL;
+	if (!rt.jobs_tail)
+		rt.jobs_tail = &rt.jobs;
+	*rt.jobs_tail = &l->j;
+	rt.jobs_tail = &l->j.next;
+	exec_ensure_locked();
+	pthread_cond_signal(&rt.jobs_cv);
+	pthread_mutex_unlock(&rt.lock);
+	return DW_OK;
+}
+
+/* An executor ran a local job (or the runtime ends: rc < 0, r NULL). */
+static void
+call_local_done(struct ljob *l, int rc, dw_reply *r)
+{
+	struct dw_future *f = l->f;
+	pthread_mutex_lock(&rt.lock);
+	if (!r) {
+		fut_fail(f, DW_EEXITED, rt.myid, "the runtime has ended");
+	} else if (rc != 0) {
+		fut_fail(f, DW_EREMOTE, rt.myid, r->err);
+	} else {
+		free(f->buf);
+		f->buf = r->owned ? r->data : NULL;
+		r->owned = 0;
+		f->off = 0;
+		f->len = f->buf ? r->len : 0;
+		f->have = 1;
+		f->state = F_READY;
+		f->op = OP_NONE;
+		pthread_cond_broadcast(&f->cv);
+		fut_notify(f);
+	}
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	free(l->j.payload);
+	free(l);
+}
+
 int
 call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
 	   call_notify_fn notify, void *ctx, dw_future **out)
@@ -1066,15 +1137,8 @@ call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
 		return DW_ENOMEM;
 	f->notify = notify;
 	f->notify_ctx = ctx;
-	int err;
-	if (pid == rt.myid) {
-		err = call_local(f, fn, arg, len);
-		pthread_mutex_lock(&rt.lock);
-		fut_notify(f);
-		pthread_mutex_unlock(&rt.lock);
-	} else {
-		err = call_send(f, fn, arg, len);
-	}
+	int err = pid == rt.myid ? call_queue_local(f, fn, arg, len)
+				 : call_send(f, fn, arg, len);
 	if (err != DW_OK) {
 		pthread_mutex_lock(&rt.lock);
 		fut_unref(f);
@@ -2044,6 +2108,18 @@ static void
 exec_job(struct job *j)
 {
 	dw_reply r;
+	if (!j->from) { /* a local job */
+		rtr_push(DWT_STATE_RUNNING);
+		rtr_event(DW_EV_FUNCTION,
+			  call_fn_id(j->call.name, j->call.name_len));
+		int rc = call_run(&j->call, &r);
+		rtr_event(DW_EV_FUNCTION, 0);
+		rtr_pop();
+		call_local_done((struct ljob *)j, rc, &r);
+		if (r.owned)
+			free(r.data);
+		return;
+	}
 	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
 	rtr_comm(DWT_RECV | DWT_LOGICAL, j->from->peer, j->id, 0, j->len);
 	rtr_push(DWT_STATE_RUNNING);
@@ -2152,15 +2228,22 @@ call_stop_executors(void)
 		pthread_join(v[i], NULL);
 	free(v);
 	pthread_mutex_lock(&rt.lock);
-	for (struct job *j = rt.jobs, *nx; j; j = nx) {
+	struct job *jobs = rt.jobs;
+	rt.jobs = NULL;
+	rt.jobs_tail = &rt.jobs;
+	for (struct job *j = jobs, *nx; j; j = nx) {
 		nx = j->next;
+		if (!j->from) {
+			pthread_mutex_unlock(&rt.lock);
+			call_local_done((struct ljob *)j, -1, NULL);
+			pthread_mutex_lock(&rt.lock);
+			continue;
+		}
 		if (j->kept && km_take(&rt.kept, j->kept->from, j->kept->id))
 			kept_free(j->kept);
 		free(j->payload);
 		free(j);
 	}
-	rt.jobs = NULL;
-	rt.jobs_tail = &rt.jobs;
 	for (size_t i = 0; i < rt.kept.nb; i++)
 		for (struct kept *k = rt.kept.b[i], *nx; k; k = nx) {
 			nx = k->next;

@@ -444,6 +444,17 @@ pool_on_req(const struct req_src *s, int op, const unsigned char *b,
 	pthread_mutex_unlock(&cache_lock);
 }
 
+int
+pool_cache_count(void)
+{
+	int n = 0;
+	pthread_mutex_lock(&cache_lock);
+	for (struct centry *e = cache; e; e = e->next)
+		n++;
+	pthread_mutex_unlock(&cache_lock);
+	return n;
+}
+
 void
 pool_gone(int pid)
 {

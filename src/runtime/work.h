@@ -198,6 +198,7 @@ int peer_topology(void);
 void pool_on_req(const struct req_src *s, int op, const unsigned char *b,
 		 size_t len);
 void pool_gone(int pid);
+int pool_cache_count(void); /* cached arguments kept here (tests) */
 /* Sends the pool's cached arguments wid lacks (before a call to wid). */
 int pool_prepare(dw_pool *p, int wid);
 /* The live members of p (malloc'd ids). */
