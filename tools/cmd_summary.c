@@ -12,6 +12,7 @@
 #include <dwork/trace.h>
 
 #include "merge/reader.h"
+#include "merge/stats.h"
 #include "tools/cmd.h"
 
 #define SUM_TASKS_MAX 4096
@@ -43,15 +44,15 @@ sum_usage(FILE *out)
 }
 
 /* Which of a thread's states count: useful on executors and on the
- * master's user threads, idle on executors; I/O threads not at all. */
+ * master's user threads, idle on executors; I/O threads not at all
+ * (the same rule as `dwork stats`). */
 static void
 sum_kind(const char *name, uint32_t task, int *useful, int *idle)
 {
-	int exec = name && !strncmp(name, "executor", 8);
-	int io = name && !strcmp(name, "dwork I/O");
-	int wmain = name && !strcmp(name, "worker main");
-	*useful = exec || (task == 0 && !io && !wmain);
-	*idle = exec;
+	enum st_role role = st_thread_role(name, task);
+
+	*useful = role != ST_NOT_COUNTED;
+	*idle = role == ST_EXECUTOR;
 }
 
 static void
@@ -124,8 +125,9 @@ static void
 sum_print(const struct sum *s)
 {
 	double T = s->last > s->first ? (double)(s->last - s->first) * 1e-9 : 0;
-	double total = 0, max = 0;
+	double *useful = calloc(s->ntasks + 1, sizeof *useful);
 	uint32_t n = 0;
+	st_pop pop;
 	printf("summary: %u tasks over %.3f s\n", s->ntasks, T);
 	printf("  task  useful (s)  calls served  idle (s)\n");
 	for (uint32_t i = 0; i < s->ntasks; i++) {
@@ -136,18 +138,19 @@ sum_print(const struct sum *s)
 		}
 		printf("  %4u  %10.3f  %12" PRIu64 "  %8.3f\n", i, t->useful,
 		       t->calls, t->idle);
-		total += t->useful;
-		max = t->useful > max ? t->useful : max;
-		n++;
+		if (useful)
+			useful[n++] = t->useful;
 	}
-	if (n == 0 || max <= 0 || T <= 0)
+	st_pop_compute(useful, n, T, &pop);
+	free(useful);
+	if (!pop.valid)
 		return;
-	double mean = total / n, lb = mean / max, ce = max / T;
-	printf("  load balance %.2f = mean(useful) / max(useful)\n", lb);
-	printf("  communication efficiency %.2f = max(useful) / elapsed\n", ce);
+	printf("  load balance %.2f = mean(useful) / max(useful)\n", pop.lb);
+	printf("  communication efficiency %.2f = max(useful) / elapsed\n",
+	       pop.comm);
 	printf("  parallel efficiency %.2f = load balance x communication "
 	       "efficiency\n",
-	       lb * ce);
+	       pop.pe);
 }
 
 int

@@ -13,6 +13,8 @@ static const struct cmd cmds[] = {
 	{"merge", "merge a trace directory into a Paraver trace", cmd_merge},
 	{"summary", "useful time, calls and efficiency of a traced run",
 	 cmd_summary},
+	{"stats", "time per state, events, calls, bytes and POP metrics",
+	 cmd_stats},
 	{"run", "run a program as the master with N local workers, traced",
 	 cmd_run},
 };

@@ -1,0 +1,534 @@
+/*
+ * The statistics writer: counts per thread while the records go by,
+ * then useful time per task and the POP metrics at the end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwork/dwork.h>
+#include <dwork/trace.h>
+
+#include "merge/stats.h"
+
+/* ---- Roles and metrics --------------------------------------------------- */
+
+enum st_role
+st_thread_role(const char *label, uint32_t task)
+{
+	if (label && !strncmp(label, "executor", 8))
+		return ST_EXECUTOR;
+	if (label &&
+	    (!strcmp(label, "dwork I/O") || !strcmp(label, "worker main")))
+		return ST_NOT_COUNTED;
+	return task == 0 ? ST_USER : ST_NOT_COUNTED;
+}
+
+const char *
+st_name_label(const char *name, size_t *len)
+{
+	const char *p = strstr(name ? name : "", " thread ");
+	size_t n;
+
+	if (!p)
+		return NULL;
+	for (p += 8; *p >= '0' && *p <= '9'; p++)
+		;
+	if (!strncmp(p, " pid ", 5))
+		for (p += 5; *p >= '0' && *p <= '9'; p++)
+			;
+	n = strlen(p);
+	if (n < 4 || strncmp(p, " (", 2) || p[n - 1] != ')')
+		return NULL;
+	*len = n - 3;
+	return p + 2;
+}
+
+void
+st_pop_compute(const double *useful, size_t n, double elapsed, st_pop *out)
+{
+	double total = 0, max = 0;
+
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < n; i++) {
+		total += useful[i];
+		max = useful[i] > max ? useful[i] : max;
+	}
+	out->mean = n ? total / (double)n : 0;
+	out->max = max;
+	out->elapsed = elapsed;
+	out->valid = n > 0 && max > 0 && elapsed > 0;
+	if (!out->valid)
+		return;
+	out->lb = out->mean / max;
+	out->comm = max / elapsed;
+	out->pe = out->mean / elapsed;
+}
+
+/* ---- Sorted tables ----------------------------------------------------------
+ */
+
+/* The entry of key in a table sorted by a leading key of ksize bytes
+ * (4 or 8), inserted zeroed when missing; NULL when out of memory. */
+static void *
+table_get(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key)
+{
+	unsigned char *a = *arr;
+	size_t lo = 0, hi = *n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k = 0;
+		uint32_t k32;
+
+		if (ksize == 4)
+			memcpy(&k32, a + mid * size, 4), k = k32;
+		else
+			memcpy(&k, a + mid * size, 8);
+		if (k == key)
+			return a + mid * size;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = realloc(a, (*n + 1) * size);
+	if (!a)
+		return NULL;
+	*arr = a;
+	memmove(a + (lo + 1) * size, a + lo * size, (*n - lo) * size);
+	memset(a + lo * size, 0, size);
+	if (ksize == 4) {
+		uint32_t k32 = (uint32_t)key;
+
+		memcpy(a + lo * size, &k32, 4);
+	} else {
+		memcpy(a + lo * size, &key, 8);
+	}
+	(*n)++;
+	return a + lo * size;
+}
+
+/* ---- Records
+ * ------------------------------------------------------------------ */
+
+static dw_err
+fail(st_stats *s)
+{
+	snprintf(s->base.err, sizeof s->base.err, "statistics: out of memory");
+	return DW_ENOMEM;
+}
+
+static dw_err
+call_end(st_stats *s, st_thread *t, uint64_t now)
+{
+	st_call *c = table_get((void **)&t->calls, &t->ncalls, sizeof *c, 8,
+	                       t->run_func);
+	uint64_t d = now > t->run_since ? now - t->run_since : 0;
+
+	if (!c)
+		return fail(s);
+	c->calls++;
+	c->total_ns += d;
+	c->max_ns = d > c->max_ns ? d : c->max_ns;
+	t->running = false;
+	return DW_OK;
+}
+
+static dw_err
+on_function(st_stats *s, st_thread *t, uint64_t now, uint64_t func)
+{
+	dw_err err = DW_OK;
+
+	if (t->running)
+		err = call_end(s, t, now);
+	if (err == DW_OK && func) {
+		t->running = true;
+		t->run_func = func;
+		t->run_since = now;
+	}
+	return err;
+}
+
+static dw_err
+on_state(st_stats *s, st_thread *t, const mg_rec *r)
+{
+	st_state *e = table_get((void **)&t->states, &t->nstates, sizeof *e, 4,
+	                        r->u.state.state);
+	uint64_t d = r->u.state.end - r->time;
+
+	if (!e)
+		return fail(s);
+	e->ns += d;
+	e->bursts++;
+	e->max_ns = d > e->max_ns ? d : e->max_ns;
+	if (r->u.state.state != DWT_STATE_NOT_CREATED) {
+		t->active = true;
+		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
+	}
+	return DW_OK;
+}
+
+static dw_err
+on_event(st_stats *s, st_thread *t, const mg_rec *r)
+{
+	t->active = true;
+	t->last = r->time > t->last ? r->time : t->last;
+	for (uint32_t i = 0; i < r->u.event.n; i++) {
+		const mg_pair *p = &r->u.event.pairs[i];
+		st_event *e = table_get((void **)&t->events, &t->nevents,
+		                        sizeof *e, 4, p->type);
+
+		if (!e)
+			return fail(s);
+		e->count++;
+		if (p->type == DW_EV_FUNCTION &&
+		    on_function(s, t, r->time, p->value) != DW_OK)
+			return DW_ENOMEM;
+	}
+	return DW_OK;
+}
+
+static void
+on_comm(st_stats *s, const mg_rec *r)
+{
+	st_thread *from = &s->threads[r->thread];
+	st_thread *to = &s->threads[r->u.comm.recv_thread];
+
+	from->sent++;
+	from->sent_bytes += r->u.comm.size;
+	from->active = true;
+	to->recv++;
+	to->recv_bytes += r->u.comm.size;
+	to->active = true;
+}
+
+static dw_err
+st_record(mg_writer *w, const mg_rec *r)
+{
+	st_stats *s = (st_stats *)w;
+
+	if (r->thread >= s->nthreads ||
+	    (r->kind == MG_COMM && r->u.comm.recv_thread >= s->nthreads)) {
+		snprintf(s->base.err, sizeof s->base.err,
+		         "statistics: a record of thread %u, beyond the %zu "
+		         "threads declared",
+		         r->thread, s->nthreads);
+		return DW_EINVAL;
+	}
+	switch (r->kind) {
+	case MG_STATE:
+		return on_state(s, &s->threads[r->thread], r);
+	case MG_EVENT:
+		return on_event(s, &s->threads[r->thread], r);
+	case MG_COMM:
+		on_comm(s, r);
+		return DW_OK;
+	}
+	return DW_OK;
+}
+
+/* ---- Begin and end --------------------------------------------------------
+ */
+
+static char *
+dup_or_null(const char *p, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+static dw_err
+st_begin(mg_writer *w, const mg_info *info)
+{
+	st_stats *s = (st_stats *)w;
+
+	s->duration = info->duration;
+	s->tasks = calloc(info->ntasks ? info->ntasks : 1, sizeof *s->tasks);
+	s->threads =
+	    calloc(info->nthreads ? info->nthreads : 1, sizeof *s->threads);
+	if (!s->tasks || !s->threads)
+		return fail(s);
+	s->ntasks = info->ntasks;
+	s->nthreads = info->nthreads;
+	for (size_t i = 0; i < info->ntasks; i++) {
+		s->tasks[i].first_thread = info->tasks[i].first_thread;
+		s->tasks[i].nthreads = info->tasks[i].nthreads;
+	}
+	for (size_t i = 0; i < info->nthreads; i++) {
+		const mg_thread *th = &info->threads[i];
+		st_thread *t = &s->threads[i];
+		const char *name = th->name ? th->name : "";
+		size_t n;
+		const char *label = st_name_label(name, &n);
+
+		t->task = th->task;
+		t->num = th->num;
+		t->name = dup_or_null(name, strlen(name));
+		t->label = label ? dup_or_null(label, n) : NULL;
+		if (!t->name || (label && !t->label))
+			return fail(s);
+	}
+	return DW_OK;
+}
+
+static dw_err
+copy_labels(mg_labels *d, const mg_labels *l)
+{
+	if (!l)
+		return DW_OK;
+	d->states = calloc(l->nstates + 1, sizeof *d->states);
+	d->types = calloc(l->ntypes + 1, sizeof *d->types);
+	if (!d->states || !d->types)
+		return DW_ENOMEM;
+	for (; d->nstates < l->nstates; d->nstates++) {
+		d->states[d->nstates] = l->states[d->nstates];
+		d->states[d->nstates].name = strdup(l->states[d->nstates].name);
+		if (!d->states[d->nstates].name)
+			return DW_ENOMEM;
+	}
+	for (; d->ntypes < l->ntypes; d->ntypes++) {
+		const mg_type_label *f = &l->types[d->ntypes];
+		mg_type_label *t = &d->types[d->ntypes];
+
+		t->type = f->type;
+		t->name = strdup(f->name);
+		t->values = calloc(f->nvalues + 1, sizeof *t->values);
+		if (!t->name || !t->values) {
+			d->ntypes++;
+			return DW_ENOMEM;
+		}
+		for (; t->nvalues < f->nvalues; t->nvalues++) {
+			t->values[t->nvalues].value =
+			    f->values[t->nvalues].value;
+			t->values[t->nvalues].name =
+			    strdup(f->values[t->nvalues].name);
+			if (!t->values[t->nvalues].name) {
+				d->ntypes++;
+				return DW_ENOMEM;
+			}
+		}
+	}
+	return DW_OK;
+}
+
+/* A trace of the dwork runtime names its threads; any other trace (a
+ * plain tracer or Extrae program) counts Running on every thread. */
+static void
+roles(st_stats *s)
+{
+	bool runtime = false;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const char *l = s->threads[i].label;
+
+		runtime |=
+		    l && (!strncmp(l, "executor", 8) ||
+		          !strcmp(l, "dwork I/O") || !strcmp(l, "worker main"));
+	}
+	for (size_t i = 0; i < s->nthreads; i++) {
+		st_thread *t = &s->threads[i];
+
+		t->role = runtime ? st_thread_role(t->label, t->task) : ST_USER;
+	}
+	s->runtime = runtime;
+}
+
+static dw_err
+func_totals(st_stats *s)
+{
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const st_thread *t = &s->threads[i];
+
+		for (size_t k = 0; k < t->ncalls; k++) {
+			const st_call *c = &t->calls[k];
+			st_call *a = table_get((void **)&s->funcs, &s->nfuncs,
+			                       sizeof *a, 8, c->func);
+
+			if (!a)
+				return fail(s);
+			a->calls += c->calls;
+			a->total_ns += c->total_ns;
+			a->max_ns =
+			    c->max_ns > a->max_ns ? c->max_ns : a->max_ns;
+		}
+	}
+	return DW_OK;
+}
+
+static uint64_t
+running_ns(const st_thread *t)
+{
+	for (size_t i = 0; i < t->nstates; i++)
+		if (t->states[i].state == DWT_STATE_RUNNING)
+			return t->states[i].ns;
+	return 0;
+}
+
+static dw_err
+st_end(mg_writer *w, const mg_info *info)
+{
+	st_stats *s = (st_stats *)w;
+	double *useful = calloc(s->ntasks + 1, sizeof *useful);
+	size_t n = 0;
+
+	if (!useful || copy_labels(&s->labels, info->labels) != DW_OK) {
+		free(useful);
+		return fail(s);
+	}
+	roles(s);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		st_thread *t = &s->threads[i];
+
+		if (t->running && call_end(s, t, t->last) != DW_OK) {
+			free(useful);
+			return DW_ENOMEM;
+		}
+		if (t->task < s->ntasks) {
+			s->tasks[t->task].active |= t->active;
+			if (t->role != ST_NOT_COUNTED)
+				s->tasks[t->task].useful += running_ns(t);
+		}
+	}
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].active)
+			useful[n++] = (double)s->tasks[i].useful;
+	st_pop_compute(useful, n, (double)s->duration, &s->pop);
+	free(useful);
+	if (func_totals(s) != DW_OK)
+		return DW_ENOMEM;
+	s->ended = true;
+	return DW_OK;
+}
+
+/* ---- Labels -----------------------------------------------------------------
+ */
+
+const char *
+st_state_name(const st_stats *s, uint32_t state)
+{
+	for (size_t i = 0; i < s->labels.nstates; i++)
+		if (s->labels.states[i].state == state)
+			return s->labels.states[i].name;
+	return NULL;
+}
+
+static const mg_type_label *
+type_of(const st_stats *s, uint32_t type)
+{
+	size_t lo = 0, hi = s->labels.ntypes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->labels.types[mid].type == type)
+			return &s->labels.types[mid];
+		if (s->labels.types[mid].type < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *
+st_type_name(const st_stats *s, uint32_t type)
+{
+	const mg_type_label *t = type_of(s, type);
+
+	return t ? t->name : NULL;
+}
+
+const char *
+st_value_name(const st_stats *s, uint32_t type, uint64_t value)
+{
+	const mg_type_label *t = type_of(s, type);
+	size_t lo = 0, hi = t ? t->nvalues : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->values[mid].value == value)
+			return t->values[mid].name;
+		if (t->values[mid].value < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- Life -------------------------------------------------------------------
+ */
+
+static void
+labels_free(mg_labels *l)
+{
+	for (size_t i = 0; i < l->nstates; i++)
+		free((char *)l->states[i].name);
+	for (size_t i = 0; i < l->ntypes; i++) {
+		for (size_t k = 0; k < l->types[i].nvalues; k++)
+			free((char *)l->types[i].values[k].name);
+		free(l->types[i].values);
+		free((char *)l->types[i].name);
+	}
+	free(l->states);
+	free(l->types);
+}
+
+static void
+st_free_op(mg_writer *w)
+{
+	st_stats *s = (st_stats *)w;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		free(s->threads[i].name);
+		free(s->threads[i].label);
+		free(s->threads[i].states);
+		free(s->threads[i].events);
+		free(s->threads[i].calls);
+	}
+	free(s->threads);
+	free(s->tasks);
+	free(s->funcs);
+	labels_free(&s->labels);
+	free(s->source);
+	free(s);
+}
+
+static const mg_writer_ops st_ops = {
+    .name = "stats",
+    .begin = st_begin,
+    .record = st_record,
+    .end = st_end,
+    .free = st_free_op,
+};
+
+dw_err
+st_stats_new(const char *source, st_stats **out)
+{
+	st_stats *s = calloc(1, sizeof *s);
+
+	*out = NULL;
+	if (!s)
+		return DW_ENOMEM;
+	s->base.ops = &st_ops;
+	s->source = strdup(source ? source : "");
+	if (!s->source) {
+		free(s);
+		return DW_ENOMEM;
+	}
+	*out = s;
+	return DW_OK;
+}
+
+void
+st_stats_free(st_stats *s)
+{
+	if (s)
+		st_free_op(&s->base);
+}

@@ -1,0 +1,117 @@
+/*
+ * dwork stats TRACE [--csv | --json]: time per state, events, remote
+ * calls, messages and the POP metrics of a trace directory (merged on
+ * the fly, clocks corrected) or of a merged Paraver trace.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "merge/merge.h"
+#include "merge/prvread.h"
+#include "merge/stats.h"
+#include "tools/cmd.h"
+
+enum stats_fmt { F_TEXT, F_CSV, F_JSON };
+
+static void
+stats_usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: dwork stats TRACE [--csv | --json]\n\n"
+	        "TRACE is a trace directory or a merged Paraver trace "
+	        "(FILE.prv, with its\n.pcf and .row beside it). Prints per "
+	        "task and thread the time in each\nstate, the events per "
+	        "type, the remote functions run (calls, mean and\nmax "
+	        "duration), the messages and bytes sent and received, and "
+	        "the POP\nefficiency metrics with their formulas "
+	        "(docs/tools.md).\n\n"
+	        "  --csv    one CSV table instead of the report\n"
+	        "  --json   one JSON object instead of the report\n"
+	        "  -h, --help  this text\n\n"
+	        "exit: 0 ok, 1 damaged input (reported), 2 usage, 3 nothing "
+	        "readable\n");
+}
+
+static int
+stats_parse(int argc, char **argv, const char **trace, enum stats_fmt *fmt)
+{
+	bool opts = true;
+
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+			stats_usage(stdout);
+			return CMD_OK;
+		} else if (opts && !strcmp(s, "--csv")) {
+			*fmt = F_CSV;
+		} else if (opts && !strcmp(s, "--json")) {
+			*fmt = F_JSON;
+		} else if (opts && !strcmp(s, "--")) {
+			opts = false;
+		} else if ((opts && s[0] == '-' && s[1]) || *trace) {
+			fprintf(stderr,
+			        "dwork stats: unexpected argument '%s'\n", s);
+			stats_usage(stderr);
+			return CMD_USAGE;
+		} else {
+			*trace = s;
+		}
+	}
+	if (!*trace) {
+		fprintf(stderr, "dwork stats: no TRACE given\n");
+		stats_usage(stderr);
+		return CMD_USAGE;
+	}
+	return -1;
+}
+
+static dw_err
+stats_read(const char *trace, st_stats *s, rd_errlist *errs)
+{
+	struct stat st;
+
+	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
+		mg_opts o = {.dir = trace};
+
+		return mg_merge(&o, &s->base, errs, NULL);
+	}
+	return prvread_run(trace, &s->base, errs, NULL);
+}
+
+int
+cmd_stats(int argc, char **argv)
+{
+	const char *trace = NULL;
+	enum stats_fmt fmt = F_TEXT;
+	int rc = stats_parse(argc, argv, &trace, &fmt);
+	st_stats *s;
+	rd_errlist errs;
+	dw_err err;
+
+	if (rc >= 0)
+		return rc;
+	if (st_stats_new(trace, &s) != DW_OK) {
+		fprintf(stderr, "dwork stats: out of memory\n");
+		return CMD_FAILED;
+	}
+	rd_errlist_init(&errs, stderr);
+	err = stats_read(trace, s, &errs);
+	if (err != DW_OK) {
+		fprintf(stderr, "dwork stats: %s: %s\n", trace,
+		        s->base.err[0] ? s->base.err : dw_strerror(err));
+		rc = CMD_FAILED;
+	} else {
+		if (fmt == F_CSV)
+			st_print_csv(s, stdout);
+		else if (fmt == F_JSON)
+			st_print_json(s, stdout);
+		else
+			st_print_text(s, stdout);
+		rc = rd_errlist_count(&errs) ? CMD_DAMAGED : CMD_OK;
+	}
+	st_stats_free(s);
+	rd_errlist_free(&errs);
+	return rc;
+}
