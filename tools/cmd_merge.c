@@ -1,4 +1,5 @@
-/* dwork merge TRACE_DIR [-o PREFIX]: the trace directory into Paraver. */
+/* dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS]: the trace directory into
+ * Paraver (and the other formats of merge/writers.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,18 +7,24 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
+#include "merge/writers.h"
 #include "tools/cmd.h"
 
 static void
 merge_usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: dwork merge TRACE_DIR [-o PREFIX] [-q]\n\n"
+	        "usage: dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS] [-q]\n\n"
 	        "Merges the per-thread files of a trace directory into one "
 	        "Paraver trace:\nPREFIX.prv (records), PREFIX.pcf (labels) "
 	        "and PREFIX.row (names).\nPREFIX defaults to TRACE_DIR without "
 	        "its \".trace\" suffix.\n\n"
 	        "  -o, --output PREFIX  where to write the trace\n"
+	        "  -f, --format LIST    formats, comma-separated (default prv):\n"
+	        "                       prv: PREFIX.prv, .pcf, .row (Paraver)\n"
+	        "                       otf2: PREFIX-otf2/traces.otf2 (Vampir)\n"
+	        "                       json: PREFIX.json (Perfetto, "
+	        "chrome://tracing)\n"
 	        "  -q, --quiet          no progress line and no summary\n"
 	        "  -h, --help           this text\n\n"
 	        "Each problem with the input is printed on one line and what "
@@ -29,6 +36,7 @@ merge_usage(FILE *out)
 struct merge_args {
 	const char *dir;
 	const char *prefix;
+	const char *formats;
 	bool quiet;
 };
 
@@ -60,6 +68,12 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 			if (++i == argc || !argv[i][0])
 				return usage_error("%s needs a PREFIX", s);
 			a->prefix = argv[i];
+		} else if (opts && (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
+			if (++i == argc)
+				return usage_error("%s needs a LIST", s);
+			a->formats = argv[i];
+		} else if (opts && !strncmp(s, "--format=", 9)) {
+			a->formats = s + 9;
 		} else if (opts && !strcmp(s, "--")) {
 			opts = false;
 		} else if (opts && s[0] == '-' && s[1]) {
@@ -116,11 +130,11 @@ raise_fd_limit(void)
 }
 
 static void
-merge_summary(const char *prefix, const mg_report *r)
+merge_summary(const char *out, const mg_report *r)
 {
-	printf("%s.prv: %u task%s, %u thread%s on %u node%s, %llu records, "
+	printf("%s: %u task%s, %u thread%s on %u node%s, %llu records, "
 	       "%.6f s of trace (merged in %.2f s)\n",
-	       prefix, r->tasks, r->tasks == 1 ? "" : "s", r->threads,
+	       out, r->tasks, r->tasks == 1 ? "" : "s", r->threads,
 	       r->threads == 1 ? "" : "s", r->nodes, r->nodes == 1 ? "" : "s",
 	       (unsigned long long)r->records_in, (double)r->duration * 1e-9,
 	       r->seconds);
@@ -138,18 +152,46 @@ merge_summary(const char *prefix, const mg_report *r)
 		       (unsigned long long)r->recv_beyond);
 }
 
+/* The summary under the first output's name (PREFIX.prv for Paraver),
+ * then the other outputs, one line each. */
+static void
+merge_outputs(const mg_format *const *fmts, size_t n, const char *prefix,
+              const mg_report *r)
+{
+	char out[1200], *cut;
+
+	snprintf(out, sizeof out, fmts[0]->outputs, prefix);
+	if ((cut = strstr(out, " (")))
+		*cut = '\0';
+	merge_summary(out, r);
+	for (size_t i = 1; i < n; i++) {
+		printf("  %s: ", fmts[i]->name);
+		printf(fmts[i]->outputs, prefix);
+		printf("\n");
+	}
+}
+
 static int
 merge_run(const struct merge_args *a, const char *prefix)
 {
 	mg_opts o = {.dir = a->dir};
+	const mg_format *fmts[16];
+	size_t nfmts;
+	char msg[512];
 	mg_writer *w;
 	mg_report rep;
 	rd_errlist errs;
 	dw_err err;
 
+	nfmts = mg_formats_parse(a->formats ? a->formats : "prv", fmts, 16,
+	                         msg, sizeof msg);
+	if (!nfmts) {
+		fprintf(stderr, "dwork merge: %s\n", msg);
+		return CMD_USAGE;
+	}
 	if (!a->quiet && isatty(STDERR_FILENO))
 		o.progress = stderr;
-	if (prv_writer_new(prefix, &w) != DW_OK) {
+	if (mg_writers_new(fmts, nfmts, prefix, &w) != DW_OK) {
 		fprintf(stderr, "dwork merge: out of memory\n");
 		return CMD_FAILED;
 	}
@@ -163,7 +205,7 @@ merge_run(const struct merge_args *a, const char *prefix)
 		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n", a->dir,
 		        dw_strerror(err));
 	if (err == DW_OK && !a->quiet)
-		merge_summary(prefix, &rep);
+		merge_outputs(fmts, nfmts, prefix, &rep);
 	mg_writer_free(w);
 	rd_errlist_free(&errs);
 	return err == DW_OK ? CMD_OK : CMD_FAILED;

@@ -356,6 +356,7 @@ dw_err names_build(mg_ctx *c);
 uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr);
 dw_err names_finish(mg_ctx *c);
 void names_free(mg_ctx *c);
+const char *names_func_name(const mg_info *info, uint64_t id); /* func_name */
 
 /* cursor.c: stream reading, state stacks and the state lookahead. */
 dw_err stream_open_ring(mg_stream *s, size_t ring);

@@ -397,6 +397,8 @@ shape_info(mg_ctx *c)
 	f->threads = c->threads, f->nthreads = c->nthreads;
 	f->ncpus = c->ncpus;
 	f->labels = &c->names.labels;
+	f->func_name = names_func_name;
+	f->func_ctx = &c->names;
 }
 
 dw_err

@@ -563,6 +563,16 @@ names_finish(mg_ctx *c)
 	return DW_OK;
 }
 
+const char *
+names_func_name(const mg_info *info, uint64_t id)
+{
+	const mg_names *nm = info->func_ctx;
+
+	if (!id)
+		return "End";
+	return id <= nm->nfuncs ? nm->funcs[id - 1] : NULL;
+}
+
 void
 names_free(mg_ctx *c)
 {

@@ -91,6 +91,11 @@ typedef struct mg_info {
 	/* Complete when end() is called; before, function names found
 	 * during the merge may still be missing. */
 	const mg_labels *labels;
+	/* The name of user function id (a value of type 60000019) while
+	 * the merge runs: every id a record has carried so far is named
+	 * ("End" for 0).  NULL for an unknown id.  May be NULL itself. */
+	const char *(*func_name)(const struct mg_info *info, uint64_t id);
+	const void *func_ctx; /* func_name's */
 } mg_info;
 
 /* ---- Records ---------------------------------------------------------- */
