@@ -258,7 +258,7 @@ static const char vu_json_py[] =
 static inline bool
 vu_json_counts(const char *json, vu_counts *c)
 {
-	char py[600], cmd[1400];
+	char py[1100], cmd[2400];
 	FILE *f;
 
 	memset(c, 0, sizeof *c);
