@@ -21,5 +21,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ static const struct cmd cmds[] = {
 	 cmd_summary},
 	{"stats", "time per state, events, calls, bytes and POP metrics",
 	 cmd_stats},
+	{"view", "the timeline picture of a trace, as one HTML file",
+	 cmd_view},
 	{"run", "run a program as the master with N local workers, traced",
 	 cmd_run},
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/html.h"
 #include "merge/writers.h"
 
 #ifdef DW_HAVE_OTF2
@@ -23,6 +24,7 @@ static const mg_format formats[] = {
     {"prv", "%s.prv (.pcf, .row)", prv_writer_new, NULL},
     {"otf2", "%s-otf2/traces.otf2", OTF2_NEW, OTF2_MISSING},
     {"json", "%s.json", json_writer_new, NULL},
+    {"html", "%s.html", html_writer_new, NULL},
 };
 
 #define NFORMATS (sizeof formats / sizeof formats[0])

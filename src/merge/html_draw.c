@@ -1,0 +1,660 @@
+/*
+ * Drawing the timeline: header, time axis, one row of bars per thread
+ * (runs of pixel columns with the same dominant state), message lines,
+ * the legend, and for HTML the zoom script.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge/html_int.h"
+#include "merge/stats.h"
+
+#define LABEL_X 8   /* thread names start here */
+#define PLOT_X  200 /* the plot's left edge */
+#define MARGIN  20  /* right of the plot */
+#define TOP     72  /* first row */
+#define ROW_H   14  /* a bar's height */
+#define PITCH   18  /* a row's height */
+#define LEG_W   190 /* a legend item's width */
+
+/* Colours for states the labels do not colour, and for message tags. */
+static const uint32_t palette[] = {0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8,
+                                   0xf58231, 0x911eb4, 0x46f0f0, 0xf032e6};
+static const uint32_t tag_rgb[] = {0x000000, 0xd40000, 0x0066cc, 0x009933,
+                                   0xcc6600, 0x9900cc, 0x666666, 0xcc0099};
+
+typedef struct draw {
+	html_writer *h;
+	const mg_info *info;
+	FILE *f;
+	uint32_t width, height; /* of the whole picture */
+	double ns_px;
+	uint64_t unit; /* ns of the unit times are shown in */
+	int decimals;
+	uint32_t *shown; /* states drawn, for the legend */
+	size_t nshown;
+	bool tags[8], mixed, big_tags;
+	size_t ndrawn, nlines_drawn;
+} draw;
+
+/* ---- Text --------------------------------------------------------------- */
+
+static void
+esc_n(FILE *f, const char *s, size_t n)
+{
+	for (const char *e = s + n; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else if (c < 0x20 || c == 0x7f)
+			fputc(' ', f);
+		else
+			fputc(c, f);
+	}
+}
+
+static void
+esc(FILE *f, const char *s)
+{
+	if (s)
+		esc_n(f, s, strlen(s));
+}
+
+static const char *
+unit_name(uint64_t unit)
+{
+	return unit >= 1000000000 ? "s"
+	       : unit >= 1000000  ? "ms"
+	       : unit >= 1000     ? "\xc2\xb5s"
+	                          : "ns";
+}
+
+static uint64_t
+unit_for(double ns)
+{
+	return ns >= 1e9   ? 1000000000
+	       : ns >= 1e6 ? 1000000
+	       : ns >= 1e3 ? 1000
+	                   : 1;
+}
+
+/* Decimals that resolve `res` ns in `unit`. */
+static int
+decimals_for(double res, uint64_t unit)
+{
+	double r = res / (double)unit;
+	int d = r >= 1 ? 0 : (int)ceil(-log10(r));
+
+	return d > 6 ? 6 : d;
+}
+
+static void
+put_time(const draw *d, uint64_t t)
+{
+	fprintf(d->f, "%.*f %s", d->decimals, (double)t / (double)d->unit,
+	        unit_name(d->unit));
+}
+
+/* ---- Labels ---------------------------------------------------------------
+ */
+
+static const mg_state_label *
+state_label(const draw *d, uint32_t state)
+{
+	const mg_labels *l = d->info->labels;
+	size_t lo = 0, hi = l ? l->nstates : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->states[mid].state == state)
+			return &l->states[mid];
+		if (l->states[mid].state < state)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static uint32_t
+state_rgb(const draw *d, uint32_t state)
+{
+	const mg_state_label *s = state_label(d, state);
+
+	return s ? s->rgb : palette[state % 8];
+}
+
+static void
+state_name(const draw *d, uint32_t state)
+{
+	const mg_state_label *s = state_label(d, state);
+
+	if (s)
+		esc(d->f, s->name);
+	else
+		fprintf(d->f, "State %u", state);
+}
+
+static void
+shown_add(draw *d, uint32_t state)
+{
+	uint32_t *a;
+
+	for (size_t i = 0; i < d->nshown; i++)
+		if (d->shown[i] == state)
+			return;
+	a = realloc(d->shown, (d->nshown + 1) * sizeof *a);
+	if (!a)
+		return; /* the legend lacks it; the bars are drawn */
+	d->shown = a;
+	d->shown[d->nshown++] = state;
+}
+
+/* "1.2 executor 1": task.thread and the thread's label. */
+static void
+thread_short(const draw *d, size_t i)
+{
+	const mg_thread *t = &d->info->threads[i];
+	size_t n = 0;
+	const char *l = st_name_label(t->name, &n);
+
+	fprintf(d->f, "%u.%u", t->task, t->num);
+	if (l) {
+		fputc(' ', d->f);
+		esc_n(d->f, l, n);
+	}
+}
+
+/* ---- Header and axis ---------------------------------------------------- */
+
+static double
+nice_step(double span)
+{
+	double raw = span / 8, p = pow(10, floor(log10(raw))), m = raw / p;
+
+	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+static void
+draw_header(draw *d)
+{
+	const html_writer *h = d->h;
+	const mg_info *in = d->info;
+
+	fputs("<text x=\"8\" y=\"20\" class=\"h1\">", d->f);
+	esc(d->f, in->program && in->program[0] ? in->program : "trace");
+	fprintf(d->f,
+	        "</text>\n<text x=\"8\" y=\"38\">%zu tasks, %zu threads, ",
+	        in->ntasks, in->nthreads);
+	put_time(d, in->duration);
+	fputs(" of trace; showing ", d->f);
+	put_time(d, h->from);
+	fputs(" to ", d->f);
+	put_time(d, h->to);
+	fprintf(d->f,
+	        "; a pixel column is %.3g %s, coloured by its dominant "
+	        "state</text>\n",
+	        d->ns_px / (double)unit_for(d->ns_px),
+	        unit_name(unit_for(d->ns_px)));
+	if (!h->svg)
+		fprintf(
+		    d->f,
+		    "<text x=\"%u\" y=\"38\" text-anchor=\"end\" "
+		    "id=\"cursor\" fill=\"#555\">drag to zoom, double-click "
+		    "to reset</text>\n",
+		    d->width - MARGIN);
+}
+
+static void
+draw_axis(draw *d)
+{
+	const html_writer *h = d->h;
+	double step = nice_step((double)h->span);
+	uint64_t unit = unit_for((double)h->to);
+	int dec = decimals_for(step, unit);
+	uint32_t bottom = TOP + (uint32_t)h->nthreads * PITCH;
+
+	fputs("<g id=\"axis\" class=\"ax\">\n", d->f);
+	for (double t = ceil((double)h->from / step) * step;
+	     t <= (double)h->to + step * 1e-9; t += step) {
+		double x = PLOT_X + hw_x(h, (uint64_t)llround(t));
+
+		fprintf(d->f,
+		        "<line x1=\"%.1f\" y1=\"%u\" x2=\"%.1f\" y2=\"%u\"/>"
+		        "<text x=\"%.1f\" y=\"%u\" text-anchor=\"middle\">%.*f "
+		        "%s</text>\n",
+		        x, TOP - 6, x, bottom, x, TOP - 10, dec,
+		        t / (double)unit, unit_name(unit));
+	}
+	fputs("</g>\n", d->f);
+}
+
+/* ---- Rows --------------------------------------------------------------- */
+
+/* The dominant state of column c (-1: nothing drawn) and the ns of the
+ * column the thread spent in any state. */
+static int64_t
+dominant(const hw_thread *t, uint32_t c, double *total)
+{
+	double best = 0;
+	int64_t s = -1;
+
+	*total = 0;
+	for (uint32_t k = 0; k < t->nused; k++) {
+		double v = t->cols[k][c];
+
+		*total += v;
+		if (v > best) {
+			best = v;
+			s = t->state[k];
+		}
+	}
+	return s == HW_NOT_CREATED ? -1 : s;
+}
+
+static double
+state_ns(const hw_thread *t, uint32_t state, uint32_t c0, uint32_t c1)
+{
+	double ns = 0;
+
+	for (uint32_t k = 0; k < t->nused; k++)
+		if (t->state[k] == state)
+			for (uint32_t c = c0; c < c1; c++)
+				ns += t->cols[k][c];
+	return ns;
+}
+
+static void
+draw_run(draw *d, const hw_thread *t, uint32_t y, uint32_t state, uint32_t c0,
+         uint32_t c1, double total)
+{
+	const html_writer *h = d->h;
+	double in = state_ns(t, state, c0, c1);
+
+	fprintf(d->f,
+	        "<rect class=\"s%u\" x=\"%u\" y=\"%u\" width=\"%u\" "
+	        "height=\"%u\"><title>",
+	        state, c0, y, c1 - c0, ROW_H);
+	state_name(d, state);
+	fputs(": ", d->f);
+	put_time(d, h->from + (uint64_t)llround(c0 * d->ns_px));
+	fputs(" to ", d->f);
+	put_time(d, h->from + (uint64_t)llround(c1 * d->ns_px));
+	if (total > 0 && in < total * 0.995)
+		fprintf(d->f, " (%.0f%% of it; other states less)",
+		        100 * in / total);
+	fputs("</title></rect>\n", d->f);
+	shown_add(d, state);
+	d->ndrawn++;
+}
+
+static void
+draw_row(draw *d, size_t i)
+{
+	const hw_thread *t = &d->h->threads[i];
+	uint32_t y = TOP + (uint32_t)i * PITCH, c0 = 0;
+	int64_t cur = -1;
+	double total = 0, tc = 0;
+
+	for (uint32_t c = 0; c <= d->h->width; c++) {
+		int64_t s = c < d->h->width ? dominant(t, c, &tc) : -2;
+
+		if (s == cur) {
+			total += c < d->h->width ? tc : 0;
+			continue;
+		}
+		if (cur >= 0)
+			draw_run(d, t, y, (uint32_t)cur, c0, c, total);
+		cur = s;
+		c0 = c;
+		total = c < d->h->width ? tc : 0;
+	}
+}
+
+static void
+draw_names(draw *d)
+{
+	for (size_t i = 0; i < d->info->nthreads; i++) {
+		const mg_thread *t = &d->info->threads[i];
+		uint32_t y = TOP + (uint32_t)i * PITCH;
+
+		if (i > 0 && d->info->threads[i - 1].task != t->task)
+			fprintf(
+			    d->f,
+			    "<line class=\"sep\" x1=\"%u\" y1=\"%u\" x2=\"%u\" "
+			    "y2=\"%u\"/>\n",
+			    LABEL_X, y - 2, d->width - MARGIN, y - 2);
+		fprintf(d->f, "<text x=\"%u\" y=\"%u\"><title>", LABEL_X,
+		        y + ROW_H - 3);
+		esc(d->f, t->name);
+		fputs("</title>", d->f);
+		thread_short(d, i);
+		if (!d->h->threads[i].records)
+			fputs(" (no records)", d->f);
+		fputs("</text>\n", d->f);
+	}
+}
+
+/* ---- Messages ----------------------------------------------------------- */
+
+static int
+line_cmp(const void *a, const void *b)
+{
+	const hw_line *x = *(const hw_line *const *)a;
+	const hw_line *y = *(const hw_line *const *)b;
+
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+static double
+line_x(const draw *d, int32_t c, uint64_t exact, bool one)
+{
+	if (one)
+		return hw_x(d->h, exact);
+	return c < 0                       ? -1
+	       : c >= (int32_t)d->h->width ? d->h->width + 1
+	                                   : c + 0.5;
+}
+
+static void
+draw_line(draw *d, const hw_line *l)
+{
+	bool one = l->count == 1;
+	double y0 = TOP + l->from * (double)PITCH + ROW_H / 2.0;
+	double y1 = TOP + l->to * (double)PITCH + ROW_H / 2.0;
+	char cls[4] = {'x', 0};
+
+	if (!l->mixed)
+		cls[0] = (char)('0' + l->tag % 8);
+	fprintf(d->f,
+	        "<line class=\"m%s\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
+	        "y2=\"%.1f\"><title>",
+	        cls, line_x(d, l->c0, l->first, one), y0,
+	        line_x(d, l->c1, l->last_recv, one), y1);
+	fprintf(d->f, "%" PRIu64 " message%s ", l->count, one ? "" : "s");
+	thread_short(d, l->from);
+	fputs(" \xe2\x86\x92 ", d->f);
+	thread_short(d, l->to);
+	fprintf(d->f, ", %" PRIu64 " bytes, tag ", l->bytes);
+	if (l->mixed)
+		fputs("mixed", d->f);
+	else
+		fprintf(d->f, "%u", l->tag);
+	fputs("; sent at ", d->f);
+	put_time(d, l->first);
+	fputs(", received at ", d->f);
+	put_time(d, l->last_recv);
+	if (!one)
+		fputs(" (the first)", d->f);
+	fputs("</title></line>\n", d->f);
+	d->mixed |= l->mixed;
+	if (!l->mixed)
+		d->tags[l->tag % 8] = true;
+	d->big_tags |= l->tag >= 8;
+}
+
+static void
+draw_lines(draw *d)
+{
+	const html_writer *h = d->h;
+	hw_line **all = malloc((h->nlines + 1) * sizeof *all);
+	size_t n = 0;
+
+	if (!all)
+		return;
+	for (size_t i = 0; i < h->lcap; i++)
+		if (h->lines[i].count)
+			all[n++] = &h->lines[i];
+	if (n > h->max_lines) {
+		qsort(all, n, sizeof *all, line_cmp);
+		n = h->max_lines;
+	}
+	for (size_t i = 0; i < n; i++)
+		draw_line(d, all[i]);
+	d->nlines_drawn = n;
+	free(all);
+}
+
+/* ---- Legend -------------------------------------------------------------- */
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint32_t
+legend_rows(const draw *d, size_t items)
+{
+	uint32_t per = (d->width - 16) / LEG_W;
+
+	return (uint32_t)((items + per - 1) / (per ? per : 1));
+}
+
+static void
+legend_item(draw *d, size_t k, uint32_t y0, const char *cls)
+{
+	uint32_t per = (d->width - 16) / LEG_W;
+	uint32_t x = 8 + (uint32_t)(k % per) * LEG_W;
+	uint32_t y = y0 + (uint32_t)(k / per) * PITCH;
+
+	if (cls[0] == 's')
+		fprintf(d->f,
+		        "<rect class=\"%s\" x=\"%u\" y=\"%u\" width=\"14\" "
+		        "height=\"12\" stroke=\"#888\"/>",
+		        cls, x, y);
+	else
+		fprintf(d->f,
+		        "<line class=\"%s\" x1=\"%u\" y1=\"%u\" x2=\"%u\" "
+		        "y2=\"%u\"/>",
+		        cls, x, y + 6, x + 14, y + 6);
+	fprintf(d->f, "<text x=\"%u\" y=\"%u\">", x + 20, y + 11);
+}
+
+static void
+draw_legend(draw *d, uint32_t y)
+{
+	size_t k = 0;
+	char cls[16];
+
+	qsort(d->shown, d->nshown, sizeof *d->shown, u32_cmp);
+	fprintf(d->f,
+	        "<g class=\"legend\">\n<text x=\"8\" y=\"%u\" "
+	        "class=\"h2\">Legend</text>\n",
+	        y - 6);
+	for (size_t i = 0; i < d->nshown; i++, k++) {
+		snprintf(cls, sizeof cls, "s%u", d->shown[i]);
+		legend_item(d, k, y, cls);
+		fprintf(d->f, "%u ", d->shown[i]);
+		state_name(d, d->shown[i]);
+		fputs("</text>\n", d->f);
+	}
+	for (int t = 0; t < 8; t++)
+		if (d->tags[t]) {
+			snprintf(cls, sizeof cls, "m%d", t);
+			legend_item(d, k++, y, cls);
+			fprintf(d->f, "messages, tag %d%s</text>\n", t,
+			        d->big_tags ? " (mod 8)" : "");
+		}
+	if (d->mixed) {
+		legend_item(d, k++, y, "mx");
+		fputs("messages of several tags</text>\n", d->f);
+	}
+	y += legend_rows(d, k) * PITCH + 14;
+	fprintf(d->f,
+	        "<text x=\"8\" y=\"%u\">%" PRIu64 " messages as %zu "
+	        "line%s",
+	        y, d->h->messages, d->nlines_drawn,
+	        d->nlines_drawn == 1 ? "" : "s");
+	if (d->h->nlines > d->nlines_drawn)
+		fprintf(d->f,
+		        " (the busiest %zu of %zu paths; %zu paths not "
+		        "drawn)",
+		        d->nlines_drawn, d->h->nlines,
+		        d->h->nlines - d->nlines_drawn);
+	fprintf(d->f, "; %" PRIu64 " event records (not drawn)</text>\n</g>\n",
+	        d->h->events);
+}
+
+/* ---- Document -------------------------------------------------------------
+ */
+
+static void
+style(draw *d)
+{
+	fputs("<style>\ntext{font:11px sans-serif;fill:#222}\n"
+	      ".h1{font:bold 15px sans-serif}\n"
+	      ".h2{font:bold 11px sans-serif}\n"
+	      ".ax line{stroke:#ddd;stroke-width:1}\n"
+	      ".ax text{font-size:10px;fill:#555}\n"
+	      ".sep{stroke:#bbb;stroke-width:1}\n"
+	      "line[class^=m]{stroke-width:1;vector-effect:non-scaling-stroke;"
+	      "opacity:.7}\n"
+	      ".mx{stroke:#888}\n",
+	      d->f);
+	for (size_t i = 0; i < d->nshown; i++) {
+		uint32_t c = state_rgb(d, d->shown[i]);
+
+		fprintf(d->f, ".s%u{fill:#%06x}\n", d->shown[i], c & 0xffffff);
+	}
+	for (int t = 0; t < 8; t++)
+		fprintf(d->f, ".m%d{stroke:#%06x}\n", t, tag_rgb[t]);
+	fputs("</style>\n", d->f);
+}
+
+static const char script[] =
+    "<script>\n"
+    "(function(){\n"
+    "var svg=document.getElementById('tl'),z=document.getElementById('zoom'),"
+    "ax=document.getElementById('axis'),cur=document.getElementById("
+    "'cursor'),sel=document.getElementById('sel');\n"
+    "var X=+svg.dataset.x,W=+svg.dataset.w,T0=+svg.dataset.from,T1=+svg."
+    "dataset.to,TOP=+svg.dataset.top,BOT=+svg.dataset.bottom,v0=0,v1=W,"
+    "down=null;\n"
+    "function px(e){var p=svg.createSVGPoint();p.x=e.clientX;p.y=e.clientY;"
+    "return p.matrixTransform(svg.getScreenCTM().inverse()).x-X;}\n"
+    "function tm(p){return T0+(v0+p/W*(v1-v0))/W*(T1-T0);}\n"
+    "function unit(ns){return ns>=1e9?[1e9,'s']:ns>=1e6?[1e6,'ms']:ns>=1e3?"
+    "[1e3,'\\u00b5s']:[1,'ns'];}\n"
+    "function fmt(t,step,top){var u=unit(top),r=step/u[0],d=r>=1?0:Math.min("
+    "6,Math.ceil(-Math.log10(r)));return (t/u[0]).toFixed(d)+' '+u[1];}\n"
+    "function axis(){var a=tm(0),b=tm(W),raw=(b-a)/8,p=Math.pow(10,"
+    "Math.floor(Math.log10(raw))),m=raw/p,step=(m<1.5?1:m<3.5?2:m<7.5?5:10)"
+    "*p,s='';\n"
+    " for(var t=Math.ceil(a/step)*step;t<=b+step*1e-9;t+=step){var x=X+(t-a)"
+    "/(b-a)*W;s+='<line x1=\"'+x+'\" y1=\"'+(TOP-6)+'\" x2=\"'+x+'\" y2=\"'"
+    "+BOT+'\"/><text x=\"'+x+'\" y=\"'+(TOP-10)+'\" text-anchor=\"middle\">'"
+    "+fmt(t,step,b)+'</text>';}\n"
+    " ax.innerHTML=s;}\n"
+    "function apply(){var k=W/(v1-v0);z.setAttribute('transform','translate('"
+    "+(X-v0*k)+',0) scale('+k+',1)');axis();}\n"
+    "svg.addEventListener('mousedown',function(e){var p=px(e);if(p>=0&&p<=W)"
+    "{down=p;e.preventDefault();}});\n"
+    "svg.addEventListener('mousemove',function(e){var p=px(e);if(p<0||p>W)"
+    "return;cur.textContent=fmt(tm(p),(tm(W)-tm(0))/"
+    "W,tm(W));if(down!==null){sel."
+    "setAttribute('x',X+Math.min(p,down));sel.setAttribute('width',Math.abs("
+    "p-down));sel.setAttribute('visibility','visible');}});\n"
+    "svg.addEventListener('mouseup',function(e){if(down===null)return;var p="
+    "Math.max(0,Math.min(W,px(e)));if(Math.abs(p-down)>3){var a=Math.min(p,"
+    "down),b=Math.max(p,down),n0=v0+a/W*(v1-v0),n1=v0+b/W*(v1-v0);v0=n0;v1="
+    "n1;apply();}down=null;sel.setAttribute('visibility','hidden');});\n"
+    "svg.addEventListener('dblclick',function(){v0=0;v1=W;apply();});\n"
+    "})();\n"
+    "</script>\n";
+
+static void
+draw_body(draw *d, uint32_t legend_y)
+{
+	uint32_t bottom = TOP + (uint32_t)d->info->nthreads * PITCH;
+
+	draw_header(d);
+	draw_axis(d);
+	draw_names(d);
+	fprintf(d->f,
+	        "<clipPath id=\"clip\"><rect x=\"%u\" y=\"%u\" width=\"%u\" "
+	        "height=\"%u\"/></clipPath>\n<g clip-path=\"url(#clip)\">\n<g "
+	        "id=\"zoom\" transform=\"translate(%u,0)\">\n",
+	        PLOT_X, TOP - 4, d->h->width, bottom - TOP + 8, PLOT_X);
+	for (size_t i = 0; i < d->h->nthreads; i++)
+		draw_row(d, i);
+	draw_lines(d);
+	fprintf(d->f,
+	        "</g>\n</g>\n<rect id=\"sel\" x=\"0\" y=\"%u\" width=\"0\" "
+	        "height=\"%u\" fill=\"#48f\" opacity=\".2\" "
+	        "visibility=\"hidden\"/>\n",
+	        TOP - 4, bottom - TOP + 4);
+	draw_legend(d, legend_y);
+}
+
+void
+hw_draw(html_writer *h, const mg_info *info, FILE *f)
+{
+	draw d = {.h = h, .info = info, .f = f};
+	uint32_t bottom = TOP + (uint32_t)h->nthreads * PITCH, legend_y;
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *mem;
+
+	d.width = PLOT_X + h->width + MARGIN;
+	d.ns_px = (double)h->span / h->width;
+	d.unit = unit_for((double)(h->to > 0 ? h->to : 1));
+	d.decimals = decimals_for(d.ns_px, d.unit);
+	legend_y = bottom + 30;
+	/* The body first, into memory: the style needs the states drawn. */
+	mem = open_memstream(&body, &blen);
+	if (!mem) {
+		fputs("out of memory", f);
+		return;
+	}
+	d.f = mem;
+	draw_body(&d, legend_y);
+	fclose(mem);
+	d.f = f;
+	d.height = legend_y + legend_rows(&d, d.nshown + 9) * PITCH + 40;
+	if (h->svg)
+		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
+		      "xmlns=\"http://www.w3.org/2000/svg\"",
+		      f);
+	else
+		fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta "
+		      "charset=\"utf-8\"><title>",
+		      f);
+	if (!h->svg) {
+		esc(f, info->program && info->program[0] ? info->program
+		                                         : "trace");
+		fputs(" \xe2\x80\x94 dwork "
+		      "timeline</title>\n<style>body{margin:0;"
+		      "background:#fff}svg{display:block}</style></"
+		      "head>\n<body>\n<svg",
+		      f);
+	}
+	fprintf(f,
+	        " id=\"tl\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+	        "data-x=\"%u\" data-w=\"%u\" data-from=\"%" PRIu64
+	        "\" data-to=\"%" PRIu64
+	        "\" data-top=\"%u\" data-bottom=\"%u\">\n",
+	        d.width, d.height, d.width, d.height, PLOT_X, h->width, h->from,
+	        h->to, TOP, bottom);
+	fprintf(f, "<rect width=\"%u\" height=\"%u\" fill=\"#fff\"/>\n",
+	        d.width, d.height);
+	style(&d);
+	fwrite(body, 1, blen, f);
+	free(body);
+	free(d.shown);
+	fputs("</svg>\n", f);
+	if (!h->svg)
+		fprintf(f, "%s</body>\n</html>\n", script);
+}
