@@ -2062,12 +2062,39 @@ call_note_interrupt(void)
 	__atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELAXED);
 }
 
-/* Replies wait for one write while more jobs are queued. */
+/* Replies wait for one write while more jobs are queued.  Each executor
+ * remembers the links it left replies queued on and writes them before
+ * it goes idle or when no job is left (jobs come from several links). */
+static __thread struct conn *exec_deferred[8];
+static __thread int exec_ndeferred;
+
 static int
 exec_more(void)
 {
 	return __atomic_load_n(&rt.jobs, __ATOMIC_RELAXED) != NULL ? CONN_MORE
 								   : 0;
+}
+
+static int
+exec_defer(struct conn *c)
+{
+	if (!exec_more())
+		return 0;
+	for (int i = 0; i < exec_ndeferred; i++)
+		if (exec_deferred[i] == c)
+			return CONN_MORE;
+	if (exec_ndeferred == 8)
+		return 0;
+	exec_deferred[exec_ndeferred++] = c;
+	return CONN_MORE;
+}
+
+static void
+exec_kick_all(void)
+{
+	for (int i = 0; i < exec_ndeferred; i++)
+		conn_kick(exec_deferred[i]);
+	exec_ndeferred = 0;
 }
 
 /* The kept call ran: keep its result (or its failure for other holders)
@@ -2101,7 +2128,7 @@ exec_keep(struct job *j, dw_reply *r, int rc)
 	}
 	struct frame f;
 	frame_init(&f, WIRE_DONE, j->id, NULL, 0, NULL, 0, 0);
-	conn_send(j->from, &f, exec_more());
+	conn_send(j->from, &f, exec_defer(j->from));
 }
 
 static void
@@ -2144,12 +2171,14 @@ exec_job(struct job *j)
 		frame_init(&f, WIRE_RESULT, j->id, NULL, 0, r.data, r.len,
 			   r.owned);
 		r.owned = 0;
-		conn_send(j->from, &f, exec_more());
+		conn_send(j->from, &f, exec_defer(j->from));
 	}
 	if (r.owned)
 		free(r.data);
-	if (!exec_more())
+	if (!exec_more()) {
+		exec_kick_all();
 		conn_kick(j->from);
+	}
 	free(j->payload);
 	free(j);
 }
@@ -2177,9 +2206,16 @@ exec_main(void *arg)
 	exec_thread = 1;
 	pthread_mutex_lock(&rt.lock);
 	for (;;) {
-		while (!rt.jobs && !rt.exiting)
+		while (!rt.jobs && !rt.exiting) {
+			if (exec_ndeferred) { /* before going idle */
+				pthread_mutex_unlock(&rt.lock);
+				exec_kick_all();
+				pthread_mutex_lock(&rt.lock);
+				continue;
+			}
 			if (!exec_idle_read())
 				pthread_cond_wait(&rt.jobs_cv, &rt.lock);
+		}
 		struct job *j = rt.jobs;
 		if (!j)
 			break;

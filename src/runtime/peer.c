@@ -584,7 +584,10 @@ void
 peer_conn_lost(struct conn *c, const char *why)
 {
 	if (c->peer == 0) { /* never said who it is */
-		rt_log("worker %d: %s", rt.myid, why);
+		rt_log("worker %d: %s%s", rt.myid,
+		       strncmp(why, "rejected", 8) ? "rejected a connection: "
+						   : "",
+		       why);
 		pthread_mutex_lock(&pr_lock);
 		for (struct stranger *s = strangers; s; s = s->next)
 			if (s->c == c)
@@ -694,3 +697,4 @@ peer_on_req(const struct req_src *s, int op, const unsigned char *b,
 	else if (op == REQ_GONE && len >= 4 && wire_get_u32(b) > 1)
 		peer_gone((int)wire_get_u32(b));
 }
+
