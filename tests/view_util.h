@@ -300,7 +300,7 @@ vu_otf2_counts(const char *anchor, vu_counts *c)
 static inline void
 vu_prv_counts(const char *prefix, vu_counts *c)
 {
-	char path[700], line[8192], key[32];
+	char path[1100], line[8192], key[32];
 	FILE *f;
 
 	memset(c, 0, sizeof *c);

@@ -18,9 +18,15 @@ struct cmd {
 
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+
+/* The merge's default output prefix for a trace directory (cmd_merge.c):
+ * DIR without ".trace", or DIR/trace for ".", ".." and "/".  Allocated;
+ * NULL when out of memory. */
+char *merge_default_prefix(const char *dir);
 
 #endif

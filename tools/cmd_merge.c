@@ -94,8 +94,8 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 
 /* TRACE_DIR without trailing slashes and without ".trace"; for ".",
  * ".." or "/", the file "trace" in it. */
-static char *
-default_prefix(const char *dir)
+char *
+merge_default_prefix(const char *dir)
 {
 	size_t n = strlen(dir), b;
 	char *p;
@@ -223,7 +223,7 @@ cmd_merge(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	prefix = a.prefix ? strdup(a.prefix) : default_prefix(a.dir);
+	prefix = a.prefix ? strdup(a.prefix) : merge_default_prefix(a.dir);
 	if (!prefix) {
 		fprintf(stderr, "dwork merge: out of memory\n");
 		return CMD_FAILED;

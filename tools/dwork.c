@@ -11,6 +11,8 @@ static const struct cmd cmds[] = {
 	{"info", "summarise a trace directory: processes, threads, records",
 	 cmd_info},
 	{"merge", "merge a trace directory into a Paraver trace", cmd_merge},
+	{"convert", "a trace in other formats: OTF2, Chrome JSON, ...",
+	 cmd_convert},
 	{"summary", "useful time, calls and efficiency of a traced run",
 	 cmd_summary},
 	{"stats", "time per state, events, calls, bytes and POP metrics",

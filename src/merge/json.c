@@ -54,9 +54,10 @@ typedef struct json_writer {
 	char *path, *tmp;
 	ob out;
 	bool opened, ended;
-	const mg_info *info;
+	const mg_info *info; /* between begin and end */
 	nest nest;
 	js_thread *th;
+	size_t nthreads;
 	char *pre; /* thread i's prefix at i * JS_PRE */
 	uint8_t *pre_len;
 	js_name *states; /* by index in info->labels->states */
@@ -565,6 +566,7 @@ tables(json_writer *j, const mg_info *info)
 		return DW_ENOMEM;
 	j->ntypes = lb->ntypes;
 	j->nstates = lb->nstates;
+	j->nthreads = info->nthreads;
 	for (size_t i = 0; i < info->nthreads; i++) {
 		int n = snprintf(j->pre + i * JS_PRE, JS_PRE,
 		                 "\"pid\":%u,\"tid\":%zu,",
@@ -635,7 +637,7 @@ json_free(mg_writer *w)
 		ob_discard(&j->out);
 	if (!j->ended && j->tmp)
 		unlink(j->tmp);
-	for (size_t i = 0; j->th && j->info && i < j->info->nthreads; i++) {
+	for (size_t i = 0; j->th && i < j->nthreads; i++) {
 		free(j->th[i].held);
 		free(j->th[i].marks);
 	}

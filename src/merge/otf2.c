@@ -74,7 +74,8 @@ typedef struct otf2_writer {
 	char *dir, *tmp; /* PREFIX-otf2, PREFIX-otf2.tmp */
 	OTF2_Archive *ar;
 	bool ended;
-	const mg_info *info;
+	const mg_info *info; /* between begin and end */
+	size_t nthreads;
 	uint64_t offset; /* global offset: the start in real time */
 	nest nest;
 	o2_loc *loc;
@@ -687,6 +688,7 @@ otf2_begin(mg_writer *w, const mg_info *info)
 	o2_current = o;
 	OTF2_Error_RegisterCallback(on_error, NULL);
 	o->info = info;
+	o->nthreads = info->nthreads;
 	o->offset = info->start_real_ns > 0 ? (uint64_t)info->start_real_ns : 0;
 	o->loc = calloc(info->nthreads + 1, sizeof *o->loc);
 	if (!o->loc)
@@ -961,13 +963,13 @@ otf2_free(mg_writer *w)
 
 	if (o->ar)
 		OTF2_Archive_Close(o->ar);
-	if (!o->ended && o->tmp && o->info)
+	if (!o->ended && o->tmp && o->loc) /* begun */
 		arch_remove(o->tmp);
 	if (o2_current == o) {
 		OTF2_Error_RegisterCallback(NULL, NULL);
 		o2_current = NULL;
 	}
-	for (size_t i = 0; o->loc && o->info && i < o->info->nthreads; i++)
+	for (size_t i = 0; o->loc && i < o->nthreads; i++)
 		free(o->loc[i].heap);
 	nest_free(&o->nest);
 	map_free(&o->state_region);

@@ -1,0 +1,169 @@
+/*
+ * Every format on a real traced run: a master and two workers (remote
+ * calls, a function of the master's own, an event of its own), traced
+ * with the merge at the end left out; then `dwork merge --format
+ * prv,json,otf2` on the directory, and `dwork convert` of the merged
+ * .prv.  python's json module and otf2-print read what was written, and
+ * the counts agree with our .prv: events, messages, time per state,
+ * regions between the two formats; the converted trace has the same
+ * counts as the merged one.
+ */
+#include <dwork/trace.h>
+
+#include "rt_util.h"
+#include "view_util.h"
+
+#define CALLS 6
+
+static char tool[1024];
+
+static void
+compute(int n)
+{
+	dwt_func_enter((const void *)compute);
+	dwt_event(4242, (uint64_t)n);
+	usleep(1000);
+	dwt_func_exit((const void *)compute);
+}
+
+static void
+traced_run(void)
+{
+	for (int i = 0; i < CALLS; i++) {
+		void *res;
+		size_t len;
+
+		REQUIRE(dw_remotecall_fetch(2 + i % 2, "echo", &i, sizeof i,
+		                            &res, &len) == DW_OK);
+		free(res);
+		compute(i);
+	}
+	CHECK(dw_finalize() == DW_OK);
+}
+
+/* The ns of each labelled state in prv also in js, under its name. */
+static void
+state_times_agree(const char *prefix, const vu_counts *js,
+                  const vu_counts *prv)
+{
+	char path[800], line[512], key[160];
+	unsigned num;
+	bool states = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s.pcf", prefix);
+	f = fopen(path, "r");
+	REQUIRE(f != NULL);
+	while (fgets(line, sizeof line, f)) {
+		char name[128];
+		long long want;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, "STATES")) {
+			states = true;
+			continue;
+		}
+		if (!states || !line[0])
+			states = states && line[0];
+		if (!states || sscanf(line, "%u %127[^\n]", &num, name) != 2)
+			continue;
+		for (char *c = name; *c; c++)
+			*c = *c == ' ' ? '_' : *c;
+		snprintf(key, sizeof key, "state.%u", num);
+		want = num == 2 ? 0 : vu_get(prv, key);
+		snprintf(key, sizeof key, "state.%s", name);
+		if (vu_get(js, key) != want) {
+			fprintf(stderr, "state %u: %lld ns in JSON, %lld in .prv\n",
+			        num, vu_get(js, key), want);
+			tu_failures++;
+		}
+	}
+	fclose(f);
+}
+
+static void
+check_outputs(const char *prefix, const vu_counts *prv)
+{
+	char path[800];
+	vu_counts js, o2;
+
+	snprintf(path, sizeof path, "%s.json", prefix);
+	REQUIRE(vu_json_counts(path, &js));
+	CHECK(js.ok);
+	CHECK_EQ_U64(vu_get(&js, "nested"), 1);
+	CHECK_EQ_U64(vu_get(&js, "ph.i"), vu_get(prv, "events"));
+	CHECK_EQ_U64(vu_get(&js, "ph.s"), vu_get(prv, "comms"));
+	CHECK_EQ_U64(vu_get(&js, "flows_paired"), vu_get(prv, "comms"));
+	CHECK_EQ_U64(vu_get(&js, "func.compute"), CALLS);
+	CHECK_EQ_U64(vu_get(&js, "M.process_name"), 3);
+	state_times_agree(prefix, &js, prv);
+	if (!vu_have_otf2() || !vu_have("otf2-print"))
+		return;
+	snprintf(path, sizeof path, "%s-otf2/traces.otf2", prefix);
+	REQUIRE(vu_otf2_counts(path, &o2));
+	CHECK(o2.ok);
+	CHECK_EQ_U64(vu_get(&o2, "ENTER"),
+	             vu_get(&js, "X.state") + vu_get(&js, "X.function"));
+	CHECK_EQ_U64(vu_get(&o2, "LEAVE"), vu_get(&o2, "ENTER"));
+	CHECK_EQ_U64(vu_get(&o2, "MPI_SEND"), vu_get(prv, "comms"));
+	CHECK_EQ_U64(vu_get(&o2, "MPI_RECV"), vu_get(prv, "comms"));
+	CHECK_EQ_U64(vu_get(&o2, "METRIC"), vu_get(prv, "events"));
+}
+
+static void
+check_trace(const char *dir)
+{
+	const char *fmts = vu_have_otf2() ? "prv,json,otf2" : "prv,json";
+	char prefix[700], conv[700], cmd[3000], out[800];
+	vu_counts prv;
+
+	snprintf(prefix, sizeof prefix, "%s/merged", dir);
+	snprintf(conv, sizeof conv, "%s/converted", dir);
+	snprintf(out, sizeof out, "%s/out.txt", dir);
+	snprintf(cmd, sizeof cmd, "'%s' merge '%s' -o '%s' --format %s", tool,
+	         dir, prefix, fmts);
+	CHECK_EQ_U64(vu_sh(cmd, out), 0);
+	CHECK(vu_file_has(out, "  json: "));
+	vu_prv_counts(prefix, &prv);
+	CHECK(vu_get(&prv, "comms") >= 2 * CALLS);
+	CHECK(vu_get(&prv, "events") >= CALLS);
+	CHECK_EQ_U64(vu_get(&prv, "funcs"), 2 * CALLS);
+	check_outputs(prefix, &prv);
+	/* The merged Paraver trace converted: the same counts. */
+	snprintf(cmd, sizeof cmd, "'%s' convert '%s.prv' -o '%s' -f %s", tool,
+	         prefix, conv, fmts + 4);
+	CHECK_EQ_U64(vu_sh(cmd, out), 0);
+	snprintf(cmd, sizeof cmd, "cp '%s.prv' '%s.prv' && cp '%s.pcf' '%s.pcf'",
+	         prefix, conv, prefix, conv);
+	CHECK_EQ_U64(system(cmd), 0);
+	check_outputs(conv, &prv);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *base = getenv("TMPDIR");
+	char dir[600];
+	dw_options o = {.procs = 2, .no_merge = 1};
+
+	snprintf(dir, sizeof dir, "%s/dwtest-view-rt-%d", base ? base : "/tmp",
+	         (int)getpid());
+	o.trace = dir;
+	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
+		return 1;
+	setenv("PYTHONIOENCODING", "utf-8", 1);
+	if (!vu_tool(tool, sizeof tool) || !vu_have("python3")) {
+		dw_finalize();
+		tu_rmtree(dir);
+		printf("view_runtime: no dwork tool or no python3; skipped\n");
+		return TEST_SKIP;
+	}
+	dwt_define_type(4242, "Iteration");
+	traced_run();
+	check_trace(dir);
+	if (!tu_failures)
+		tu_rmtree(dir);
+	else
+		fprintf(stderr, "trace kept in %s\n", dir);
+	return tu_report("view_runtime");
+}

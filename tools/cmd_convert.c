@@ -1,0 +1,227 @@
+/*
+ * dwork convert TRACE [-f FORMATS] [-o PREFIX]: a merged Paraver trace
+ * (ours or another tool's) or a trace directory into other formats,
+ * through the same writers as dwork merge (merge/writers.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "merge/merge.h"
+#include "merge/prvread.h"
+#include "merge/writers.h"
+#include "tools/cmd.h"
+
+#define CONVERT_DEFAULT "json"
+
+static void
+convert_usage(FILE *out)
+{
+	size_t n;
+	const mg_format *f = mg_formats(&n);
+
+	fprintf(out,
+	        "usage: dwork convert TRACE [-f FORMATS] [-o PREFIX] [-q]\n\n"
+	        "Writes a trace in other formats.  TRACE is a merged Paraver "
+	        "trace (FILE.prv,\nwith its .pcf and .row beside it: dwork's, "
+	        "or another tool's such as\nExtrae's) or a trace directory "
+	        "(merged on the way, as dwork merge does).\n\n"
+	        "  -f, --format LIST    formats, comma-separated (default "
+	        CONVERT_DEFAULT "):\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "                       %s: ", f[i].name);
+		fprintf(out, f[i].outputs, "PREFIX");
+		fprintf(out, "%s\n", f[i].create ? "" : " (not in this build)");
+	}
+	fprintf(out,
+	        "  -o, --output PREFIX  where to write (default: TRACE without "
+	        "its .prv or\n                       .trace suffix)\n"
+	        "  -q, --quiet          no summary\n"
+	        "  -h, --help           this text\n\n"
+	        "exit: 0 written, 1 written but some input was damaged (each "
+	        "problem printed),\n2 usage, 3 nothing could be read or the "
+	        "output could not be written\n");
+}
+
+struct convert_args {
+	const char *trace, *prefix, *formats;
+	bool quiet;
+};
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "dwork convert: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	convert_usage(stderr);
+	return CMD_USAGE;
+}
+
+/* Returns -1 when the arguments are good, else the exit code. */
+static int
+convert_parse(int argc, char **argv, struct convert_args *a)
+{
+	bool opts = true;
+
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+			convert_usage(stdout);
+			return CMD_OK;
+		} else if (opts && (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+			a->quiet = true;
+		} else if (opts && (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
+			if (++i == argc || !argv[i][0])
+				return usage_error("%s needs a PREFIX", s);
+			a->prefix = argv[i];
+		} else if (opts && (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
+			if (++i == argc)
+				return usage_error("%s needs a LIST", s);
+			a->formats = argv[i];
+		} else if (opts && !strncmp(s, "--format=", 9)) {
+			a->formats = s + 9;
+		} else if (opts && !strcmp(s, "--")) {
+			opts = false;
+		} else if (opts && s[0] == '-' && s[1]) {
+			return usage_error("unknown option '%s'", s);
+		} else if (a->trace) {
+			return usage_error("unexpected argument '%s'", s);
+		} else {
+			a->trace = s;
+		}
+	}
+	if (!a->trace)
+		return usage_error("%s", "no TRACE given");
+	return -1;
+}
+
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* TRACE.prv without ".prv"; a directory as dwork merge names it. */
+static char *
+default_prefix(const char *trace)
+{
+	size_t n = strlen(trace);
+	char *p;
+
+	if (is_dir(trace))
+		return merge_default_prefix(trace);
+	if (n > 4 && !strcmp(trace + n - 4, ".prv"))
+		n -= 4;
+	p = malloc(n + 1);
+	if (p) {
+		memcpy(p, trace, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+/* Paraver written over the Paraver trace it reads: refused. */
+static bool
+replaces_input(const struct convert_args *a, const char *prefix,
+               const mg_format *const *fmts, size_t n)
+{
+	size_t len = strlen(prefix);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(fmts[i]->name, "prv") &&
+		    !strncmp(a->trace, prefix, len) &&
+		    !strcmp(a->trace + len, ".prv"))
+			return true;
+	return false;
+}
+
+static void
+convert_summary(const mg_format *const *fmts, size_t n, const char *prefix,
+                uint64_t records)
+{
+	for (size_t i = 0; i < n; i++) {
+		printf(i ? "  %s: " : "%s: ", fmts[i]->name);
+		printf(fmts[i]->outputs, prefix);
+		if (!i)
+			printf(" (%llu records)", (unsigned long long)records);
+		printf("\n");
+	}
+}
+
+static int
+convert_run(const struct convert_args *a, const char *prefix,
+            const mg_format *const *fmts, size_t n)
+{
+	mg_writer *w;
+	mg_report rep = {0};
+	rd_errlist errs;
+	uint64_t records = 0;
+	dw_err err;
+	int rc;
+
+	if (mg_writers_new(fmts, n, prefix, &w) != DW_OK) {
+		fprintf(stderr, "dwork convert: out of memory\n");
+		return CMD_FAILED;
+	}
+	rd_errlist_init(&errs, stderr);
+	if (is_dir(a->trace)) {
+		mg_opts o = {.dir = a->trace};
+
+		err = mg_merge(&o, w, &errs, &rep);
+		records = rep.records_in;
+	} else {
+		err = prvread_run(a->trace, w, &errs, &records);
+	}
+	if (err != DW_OK)
+		fprintf(stderr, "dwork convert: %s: %s\n", a->trace,
+		        w->err[0] ? w->err : dw_strerror(err));
+	else if (!a->quiet)
+		convert_summary(fmts, n, prefix, records);
+	rc = err != DW_OK              ? CMD_FAILED
+	     : rd_errlist_count(&errs) ? CMD_DAMAGED
+	                               : CMD_OK;
+	mg_writer_free(w);
+	rd_errlist_free(&errs);
+	return rc;
+}
+
+int
+cmd_convert(int argc, char **argv)
+{
+	struct convert_args a = {0};
+	int rc = convert_parse(argc, argv, &a);
+	const mg_format *fmts[16];
+	char msg[512];
+	size_t n;
+	char *prefix;
+
+	if (rc >= 0)
+		return rc;
+	n = mg_formats_parse(a.formats ? a.formats : CONVERT_DEFAULT, fmts, 16,
+	                     msg, sizeof msg);
+	if (!n) {
+		fprintf(stderr, "dwork convert: %s\n", msg);
+		return CMD_USAGE;
+	}
+	prefix = a.prefix ? strdup(a.prefix) : default_prefix(a.trace);
+	if (!prefix) {
+		fprintf(stderr, "dwork convert: out of memory\n");
+		return CMD_FAILED;
+	}
+	if (replaces_input(&a, prefix, fmts, n)) {
+		fprintf(stderr,
+		        "dwork convert: the Paraver output would replace %s; "
+		        "give another -o PREFIX\n",
+		        a.trace);
+		free(prefix);
+		return CMD_USAGE;
+	}
+	rc = convert_run(&a, prefix, fmts, n);
+	free(prefix);
+	return rc;
+}
