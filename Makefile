@@ -43,10 +43,14 @@ check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2
 
 # The demo: examples/mandelbrot.c with 4 local workers, every process
-# traced, the trace merged at the end.  It runs in the build directory so
-# its image (mandelbrot.pgm) and trace (mandelbrot.trace/) land there.
+# traced, the trace merged at the end, then drawn as an HTML timeline
+# beside it.  It runs in the build directory so its image
+# (mandelbrot.pgm) and trace (mandelbrot.trace/) land there.
 demo: build
-	cd $(BUILD_DIR) && rm -rf mandelbrot.trace && ./tools/dwork run --trace=mandelbrot.trace -p 4 ./examples/mandelbrot
+	cd $(BUILD_DIR) && rm -rf mandelbrot.trace && \
+	./tools/dwork run --trace=mandelbrot.trace -p 4 ./examples/mandelbrot && \
+	./tools/dwork view -q mandelbrot.trace/trace.prv && \
+	echo "dwork: timeline in $$PWD/mandelbrot.trace/trace.html (open it in a browser)"
 
 bench: build
 	@set -e; for b in $(BUILD_DIR)/bench/bench_*; do \
