@@ -1059,7 +1059,7 @@ struct ljob {
 	struct dw_future *f;
 };
 
-static void exec_ensure_locked(void);
+static void exec_ensure_locked(struct conn *from);
 
 static int
 call_queue_local(struct dw_future *f, const char *fn, const void *arg,
@@ -1089,7 +1089,7 @@ call_queue_local(struct dw_future *f, const char *fn, const void *arg,
 		rt.jobs_tail = &rt.jobs;
 	*rt.jobs_tail = &l->j;
 	rt.jobs_tail = &l->j.next;
-	exec_ensure_locked();
+	exec_ensure_locked(NULL);
 	pthread_cond_signal(&rt.jobs_cv);
 	pthread_mutex_unlock(&rt.lock);
 	return DW_OK;
@@ -1524,7 +1524,7 @@ call_reply_error(struct conn *c, uint64_t id, const char *msg)
 
 /* Executors: at least the configured number; more while some block in
  * dwork calls and jobs wait (rt.lock). */
-static int exec_idle, exec_blocked;
+static int exec_idle, exec_blocked, exec_reading;
 static __thread int exec_thread;
 #define EXEC_MAX 256
 
@@ -1547,14 +1547,20 @@ exec_spawn_locked(void)
 	return DW_OK;
 }
 
-/* A job was queued (rt.lock held): make sure some executor will run it. */
+/* A job read from link `from` (NULL: a local one) was queued (rt.lock
+ * held): make sure some executor will run it.  An idle executor reading
+ * the master's link only sees jobs when its read turn ends, so a job from
+ * elsewhere needs an executor that waits for jobs. */
 static void
-exec_ensure_locked(void)
+exec_ensure_locked(struct conn *from)
 {
 	int base = rt.opts.executors > 0 ? rt.opts.executors : 1;
-	if (exec_idle > 0 || rt.exiting)
+	if (rt.exiting || exec_idle - exec_reading > 0)
 		return;
-	if (rt.nexecs < base || (exec_blocked > 0 && rt.nexecs < EXEC_MAX))
+	if (exec_reading > 0 && from && from == rt.master)
+		return; /* the executor reading that link read this job */
+	if (rt.nexecs < base ||
+	    ((exec_blocked > 0 || exec_reading > 0) && rt.nexecs < EXEC_MAX))
 		exec_spawn_locked();
 }
 
@@ -1565,7 +1571,7 @@ exec_block_begin_locked(void)
 		return;
 	exec_blocked++;
 	if (rt.jobs)
-		exec_ensure_locked();
+		exec_ensure_locked(NULL);
 }
 
 static void
@@ -1646,7 +1652,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		rt.jobs_tail = &rt.jobs;
 	*rt.jobs_tail = j;
 	rt.jobs_tail = &j->next;
-	exec_ensure_locked();
+	exec_ensure_locked(c);
 	pthread_cond_signal(&rt.jobs_cv);
 	pthread_mutex_unlock(&rt.lock);
 }
@@ -1944,7 +1950,8 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
-	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 1, h->payload);
+	rtr_comm(DWT_RECV | DWT_PHYSICAL | DWT_LOGICAL, c->peer, h->ref, 1,
+		 h->payload);
 	if (st != DW_OK) {
 		char msg[600];
 		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);
@@ -2184,16 +2191,20 @@ exec_job(struct job *j)
 }
 
 /* An idle executor reads the master's link itself when nobody else does,
- * so a call wakes one thread, not two.  Returns 1 if it took a turn. */
+ * so a call wakes one thread, not two.  Not once the worker has links to
+ * other workers: their jobs would wait for the end of its read turn.
+ * Returns 1 if it took a turn. */
 static int
 exec_idle_read(void)
 {
 	struct conn *c = rt.master;
-	if (!c || !conn_take_reader(c))
+	if (!c || peer_links() || !conn_take_reader(c))
 		return 0;
+	exec_reading++;
 	pthread_mutex_unlock(&rt.lock);
 	call_read_turn(c, 1000);
 	pthread_mutex_lock(&rt.lock);
+	exec_reading--;
 	return 1;
 }
 
@@ -2287,7 +2298,7 @@ call_stop_executors(void)
 		}
 	free(rt.kept.b);
 	memset(&rt.kept, 0, sizeof rt.kept);
-	exec_idle = exec_blocked = 0;
+	exec_idle = exec_blocked = exec_reading = 0;
 	rt.exiting = 0;
 	pthread_mutex_unlock(&rt.lock);
 }

@@ -50,6 +50,7 @@ static pthread_cond_t pr_cv = PTHREAD_COND_INITIALIZER;
 static struct peer *peers;
 static struct stranger *strangers;
 static int topology; /* master */
+static int n_links;  /* links ever opened */
 static struct {
 	int io_kind;
 	int fd;
@@ -80,6 +81,12 @@ dw_set_topology(int t)
 		return rt_set_err(0, "unknown topology %d", t), DW_EINVAL;
 	__atomic_store_n(&topology, t, __ATOMIC_RELAXED);
 	return DW_OK;
+}
+
+int
+peer_links(void)
+{
+	return __atomic_load_n(&n_links, __ATOMIC_RELAXED);
 }
 
 int
@@ -283,6 +290,7 @@ peer_up_locked(struct peer *p, struct conn *c)
 {
 	p->c = c;
 	p->state = P_UP;
+	__atomic_add_fetch(&n_links, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&pr_cv);
 	rtr_event(DW_EV_PEER, (uint64_t)p->id);
 }

@@ -250,7 +250,9 @@ req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len)
 		return;
 	}
 	struct req_src s = {.c = c, .id = id, .pid = c->peer};
-	rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id, 0, len);
+	if (id) /* a request wanting no answer is not drawn */
+		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id, 0,
+			 len);
 	req_dispatch(&s, p, len);
 }
 

@@ -193,6 +193,8 @@ void peer_gone(int pid);
 /* Timer tick: drops connections that never said who they are. */
 void peer_tick(void);
 int peer_topology(void);
+/* Worker: the number of links to other workers ever opened. */
+int peer_links(void);
 
 /* ---- pool.c ---- */
 void pool_on_req(const struct req_src *s, int op, const unsigned char *b,
