@@ -150,6 +150,22 @@ range_sum(const void *arg, size_t len, dw_reply *r)
 DW_REGISTER(range_sum)
 
 static int
+range_sleep(const void *arg, size_t len, dw_reply *r)
+{
+	int64_t lo, hi;
+	const void *u;
+	size_t ul;
+	int ms = 0;
+	(void)r;
+	if (dw_range_arg(arg, len, &lo, &hi, &u, &ul) == DW_OK &&
+	    ul == sizeof ms)
+		memcpy(&ms, u, sizeof ms);
+	usleep((useconds_t)ms * 1000u);
+	return 0;
+}
+DW_REGISTER(range_sleep)
+
+static int
 add_longs(void **acc, size_t *acclen, const void *part, size_t partlen,
 	  void *ctx)
 {
@@ -429,6 +445,9 @@ test_pool(const int *ids)
 	int ms = 200;
 	CHECK(dw_pool_remotecall(p, "sleeper", &ms, sizeof ms, &f1) == DW_OK);
 	CHECK(dw_pool_remotecall(p, "sleeper", &ms, sizeof ms, &f2) == DW_OK);
+	dw_future *f3;
+	CHECK(dw_pool_remotecall_timeout(p, "echo", "x", 1, &f3, 50) ==
+	      DW_ETIMEDOUT); /* both busy */
 	t0 = now_s();
 	int c = dw_pool_take(p, 5000); /* waits for one of the two */
 	CHECK(c > 0 && now_s() - t0 > 0.1);
@@ -556,6 +575,12 @@ test_distributed_for(void)
 				 NULL, NULL, NULL) == DW_OK);
 	CHECK(dw_distributed_for("fails", 0, 10, NULL, 0, NULL, NULL, NULL,
 				 NULL) == DW_EREMOTE);
+	int ms = 1000;
+	double t0 = now_s();
+	CHECK(dw_distributed_for_timeout("range_sleep", 0, 4, &ms, sizeof ms,
+					 NULL, NULL, NULL, NULL,
+					 100) == DW_ETIMEDOUT);
+	CHECK(now_s() - t0 < 0.9);
 }
 
 static void

@@ -471,6 +471,83 @@ send_hello(int fd, const char *cookie, int id)
 	REQUIRE(send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL) > 0);
 }
 
+/* Reads one frame (header and up to cap payload bytes); -1 at EOF. */
+static int
+recv_frame(int fd, struct wire_hdr *h, unsigned char *p, size_t cap)
+{
+	unsigned char hb[WIRE_HDR];
+	if (recv(fd, hb, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
+	    wire_parse_hdr(hb, 1u << 20, h, NULL, 0) || h->payload > cap)
+		return -1;
+	if (h->payload && recv(fd, p, h->payload, MSG_WAITALL) !=
+				  (ssize_t)h->payload)
+		return -1;
+	return 0;
+}
+
+/* A fake worker with the right cookie and a higher id, linked to w. */
+static int
+fake_peer(const char *addr, int id)
+{
+	int fd = connect_to(addr);
+	send_hello(fd, rt.cookie, id);
+	struct wire_hdr h;
+	unsigned char b[2048];
+	REQUIRE(recv_frame(fd, &h, b, sizeof b) == 0 &&
+		h.type == WIRE_HELLO_ACK);
+	return fd;
+}
+
+static void
+send_req(int fd, uint64_t ref, const unsigned char *pl, size_t n, int type)
+{
+	unsigned char b[256];
+	wire_put_hdr(b, (uint8_t)type, ref, (uint32_t)n);
+	memcpy(b + WIRE_HDR, pl, n);
+	REQUIRE(send(fd, b, WIRE_HDR + n, MSG_NOSIGNAL) > 0);
+}
+
+/* Bad requests from a linked worker: malformed frames close the link
+ * (logged), a short body is answered with DW_EPROTO, orders only the
+ * master may give are ignored; the worker never crashes. */
+static void
+test_bad_requests(const char *addr, int w)
+{
+	struct wire_hdr h;
+	unsigned char b[2048];
+	int fd = fake_peer(addr, 90);
+	unsigned char req[32] = {REQ_CH_TAKE, 0, 0, 0, 1, 2, 3};
+	send_req(fd, 5, req, 7, WIRE_REQ); /* an id cut short */
+	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.type == WIRE_ANSWER &&
+	      h.ref == 5 && wire_get_u32(b) == DW_EPROTO);
+	unsigned char ready[12] = {REQ_CH_READY, 0, 0, 0, 9, 9, 9};
+	send_req(fd, 6, ready, 12, WIRE_REQ); /* no such channel */
+	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.ref == 6 &&
+	      wire_get_u32(b) == DW_ENOTFOUND);
+	unsigned char gone[8] = {REQ_GONE, 0, 0, 0, 2, 0, 0, 0};
+	send_req(fd, 0, gone, 8, WIRE_REQ); /* not from the master: ignored */
+	send_req(fd, 7, ready, 12, WIRE_CANCEL); /* nothing parked */
+	send_req(fd, 8, ready, 12, WIRE_REQ);
+	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.ref == 8);
+	unsigned char bad[4] = {200, 0, 0, 0};
+	send_req(fd, 9, bad, 4, WIRE_REQ); /* unknown op: the link closes */
+	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
+	close(fd);
+	fd = fake_peer(addr, 91);
+	send_req(fd, 3, bad, 2, WIRE_ANSWER); /* an answer of 2 bytes */
+	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
+	close(fd);
+	fd = fake_peer(addr, 92);
+	unsigned char rsv[4] = {REQ_CH_READY, 1, 0, 0};
+	send_req(fd, 3, rsv, 4, WIRE_REQ); /* reserved bits */
+	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
+	close(fd);
+	void *res;
+	size_t n;
+	CHECK(dw_remotecall_fetch(w, "echo", "alive", 5, &res, &n) == DW_OK);
+	free(res);
+}
+
 /* Strangers on a worker's listen socket are refused; the worker goes on
  * and its real peers still get in. */
 static void
@@ -505,6 +582,7 @@ test_strangers(int w)
 	      DW_OK);
 	if (ok == DW_OK)
 		free(r2);
+	test_bad_requests(addr, w);
 }
 
 int

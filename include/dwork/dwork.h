@@ -533,9 +533,13 @@ DW_API int dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn,
 					    void **res, size_t *reslen,
 					    int timeout_ms);
 /* dw_remotecall on an idle member; the member is back in the pool when
- * the call completes. */
+ * the call completes.  _timeout: waits at most timeout_ms for an idle
+ * member (DW_ETIMEDOUT). */
 DW_API int dw_pool_remotecall(dw_pool *p, const char *fn, const void *arg,
 			      size_t len, dw_future **out);
+DW_API int dw_pool_remotecall_timeout(dw_pool *p, const char *fn,
+				      const void *arg, size_t len,
+				      dw_future **out, int timeout_ms);
 
 /*
  * A large read-only argument for the pool's calls (what Distributed's
@@ -629,6 +633,12 @@ typedef int (*dw_reduce_fn)(void **acc, size_t *acclen, const void *part,
 DW_API int dw_distributed_for(const char *fn, int64_t lo, int64_t hi,
 			      const void *arg, size_t len, dw_reduce_fn reduce,
 			      void *ctx, void **res, size_t *reslen);
+/* As dw_distributed_for, or DW_ETIMEDOUT after timeout_ms. */
+DW_API int dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
+				      const void *arg, size_t len,
+				      dw_reduce_fn reduce, void *ctx,
+				      void **res, size_t *reslen,
+				      int timeout_ms);
 /* In fn: its range and the loop's argument.  DW_EFORMAT if arg is not a
  * loop's. */
 DW_API int dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,

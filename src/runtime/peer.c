@@ -604,9 +604,9 @@ peer_conn_lost(struct conn *c, const char *why)
 		loop_run(peer_close_cb, c);
 		return;
 	}
-	char msg[300];
-	snprintf(msg, sizeof msg, "the link to worker %d was lost (%s)",
-		 c->peer, why);
+	if (c->bad) /* an end is only news when the peer misbehaved */
+		rt_log("worker %d: closed the link to worker %d: %s", rt.myid,
+		       c->peer, why);
 	pthread_mutex_lock(&pr_lock);
 	struct peer *p = peer_get(c->peer);
 	int mine = p && p->c == c;

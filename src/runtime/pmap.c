@@ -675,6 +675,16 @@ dw_distributed_for(const char *fn, int64_t lo, int64_t hi, const void *arg,
 		   size_t len, dw_reduce_fn reduce, void *ctx, void **res,
 		   size_t *reslen)
 {
+	return dw_distributed_for_timeout(fn, lo, hi, arg, len, reduce, ctx,
+					  res, reslen, 0);
+}
+
+DW_API int
+dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
+			   const void *arg, size_t len, dw_reduce_fn reduce,
+			   void *ctx, void **res, size_t *reslen,
+			   int timeout_ms)
+{
 	if (res)
 		*res = NULL;
 	if (reslen)
@@ -701,7 +711,8 @@ dw_distributed_for(const char *fn, int64_t lo, int64_t hi, const void *arg,
 		in[i].data = p;
 		in[i].len = 20 + len;
 	}
-	dw_pmap_options o = {.batch_size = 1, .on_error = DW_PMAP_STOP};
+	dw_pmap_options o = {.batch_size = 1, .on_error = DW_PMAP_STOP,
+			     .timeout_ms = timeout_ms};
 	if (err == DW_OK)
 		err = dw_pmap(fn, in, parts, out, &o);
 	for (size_t i = 0; err == DW_OK && reduce && i < parts; i++)

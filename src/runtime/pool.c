@@ -318,10 +318,17 @@ DW_API int
 dw_pool_remotecall(dw_pool *p, const char *fn, const void *arg, size_t len,
 		   dw_future **out)
 {
+	return dw_pool_remotecall_timeout(p, fn, arg, len, out, -1);
+}
+
+DW_API int
+dw_pool_remotecall_timeout(dw_pool *p, const char *fn, const void *arg,
+			   size_t len, dw_future **out, int timeout_ms)
+{
 	if (!p)
 		p = &default_pool;
 	*out = NULL;
-	int id = dw_pool_take(p, -1);
+	int id = dw_pool_take(p, timeout_ms);
 	if (id < 0)
 		return -id;
 	pool_prepare(p, id);
