@@ -15,8 +15,8 @@
  *  - clock: ns (resolution 1e9), global offset = the trace's start in
  *    real time, length = the duration.
  *
- * Streamed: OTF2 keeps at most a few chunks per location in memory (our
- * memory callbacks; it writes them out when they are full).  A receive
+ * Streamed: OTF2 keeps one chunk per location in memory (our memory
+ * callbacks; it writes the chunk out when it is full).  A receive
  * is written when its thread's own records reach its time: the receives
  * in flight wait in a heap per thread.  Definitions are written at the
  * end, when the labels are complete.  The archive is written under
@@ -39,8 +39,12 @@
 #include "merge/nest.h"
 #include "merge/writers.h"
 
-#define O2_CHUNK  (512u << 10) /* bytes of an event chunk */
-#define O2_CHUNKS 4            /* chunks a location keeps before a flush */
+/* A location's events: one chunk of 4 MiB, written out when full.  Any
+ * smaller write, libotf2 copies into a 4 MiB buffer of the file's own
+ * first; a chunk this size goes straight to the file, so 4 MiB a thread
+ * is all the memory OTF2 takes. */
+#define O2_CHUNK  (4u << 20)
+#define O2_CHUNKS 1
 #define O2_NONE   UINT32_MAX
 
 /* A receive waiting for its thread's records to reach its time. */

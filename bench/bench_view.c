@@ -1,0 +1,201 @@
+/*
+ * view.json_records_per_s, view.otf2_records_per_s: the merge
+ * benchmark's synthetic trace (bench_merge.h) merged into Chrome JSON,
+ * and into OTF2, on one core; records read per second of the whole
+ * merge.  Floor, same run, for each: reading the same trace files and
+ * writing as many bytes as that format's output, nothing in between.
+ * Beside them, for context, the same merge into Paraver, and each
+ * writer's peak resident memory (the outputs are streamed).
+ *
+ * 50 million records by default, as bench_merge (the JSON is about
+ * 5 GB); BENCH_VIEW_RECORDS overrides it.  The trace and the outputs go to
+ * $TMPDIR (or /tmp) and are removed afterwards.
+ */
+#include <ftw.h>
+
+#include "merge/merge.h"
+#include "merge/writers.h"
+#include "bench_merge.h"
+
+#define RUNS 2
+
+static int
+rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	return remove(p);
+}
+
+static void
+remove_outputs(void)
+{
+	static const char *const names[] = {"out.prv", "out.pcf", "out.row",
+	                                    "out.json"};
+	char path[700];
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/out-otf2", dir);
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static uint64_t total_bytes;
+
+static int
+add_size(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)p, (void)f;
+	if (flag == FTW_F)
+		total_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* Bytes of the outputs now in dir (everything but the trace files). */
+static uint64_t
+output_bytes(void)
+{
+	static const char *const names[] = {"out.prv", "out.pcf", "out.row",
+	                                    "out.json", "out-otf2"};
+	char path[700];
+
+	total_bytes = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		nftw(path, add_size, 16, FTW_PHYS);
+	}
+	return total_bytes;
+}
+
+static const char *format_name;
+static uint64_t records_in;
+
+static int
+run_merge(void *arg)
+{
+	mg_opts o = {.dir = dir};
+	const mg_format *f = mg_format_find(format_name);
+	mg_writer *w;
+	mg_report rep;
+	char prefix[600];
+	dw_err err;
+	FILE *out;
+
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	if (!f || !f->create || f->create(prefix, &w) != DW_OK)
+		return 1;
+	err = mg_merge(&o, w, NULL, &rep);
+	if (err != DW_OK)
+		fprintf(stderr, "bench: %s: %s\n", format_name, w->err);
+	mg_writer_free(w);
+	if (err != DW_OK || !(out = fopen((char *)arg, "w")))
+		return 1;
+	fprintf(out, "%llu\n", (unsigned long long)rep.records_in);
+	fclose(out);
+	return 0;
+}
+
+struct result {
+	double best, floor;
+	long rss_kb;
+	uint64_t bytes;
+};
+
+/* The best of RUNS merges into the format, then the floor. */
+static int
+measure(const char *format, const char *report, struct result *r)
+{
+	unsigned long long n = 0;
+	long rss, dummy;
+	double t;
+	FILE *f;
+
+	format_name = format;
+	r->best = 1e30;
+	r->rss_kb = 0;
+	for (int run = 0; run < RUNS; run++) {
+		if (in_child(run_merge, (void *)report, &t, &rss)) {
+			fprintf(stderr, "bench: the merge into %s failed\n",
+			        format);
+			return -1;
+		}
+		r->best = t < r->best ? t : r->best;
+		r->rss_kb = rss > r->rss_kb ? rss : r->rss_kb;
+		r->bytes = output_bytes();
+		remove_outputs();
+	}
+	f = fopen(report, "r");
+	if (f && fscanf(f, "%llu", &n) == 1)
+		records_in = n;
+	if (f)
+		fclose(f);
+	out_bytes = r->bytes;
+	in_child(run_floor, NULL, &r->floor, &dummy);
+	return 0;
+}
+
+static void
+print(const char *name, const struct result *r)
+{
+	printf("bench: view.%s_records_per_s = %.0f records/s\n", name,
+	       (double)records_in / r->best);
+	printf("bench: view.%s_records_per_s.floor = %.0f records/s\n", name,
+	       (double)records_in / r->floor);
+	printf("bench: view.%s_records_per_s.ratio = %.2f\n", name,
+	       r->floor / r->best);
+	printf("bench: view.%s_records_per_s.target = 5000000 records/s\n",
+	       name);
+	printf("bench: view.%s_peak_rss_mb = %.1f MB\n", name,
+	       (double)r->rss_kb / 1024);
+}
+
+int
+main(void)
+{
+	const char *base = getenv("TMPDIR"),
+	           *env = getenv("BENCH_VIEW_RECORDS");
+	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
+	const mg_format *o2 = mg_format_find("otf2");
+	struct result prv, json, otf2;
+	char report[700];
+	double tgen;
+	long dummy;
+	int rc = 0;
+
+	snprintf(dir, sizeof dir, "%s/dwbench-view-XXXXXX",
+	         base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(report, sizeof report, "%s/report", dir);
+	if (in_child(run_gen, &records, &tgen, &dummy)) {
+		cleanup();
+		return 2;
+	}
+	if (measure("prv", report, &prv) || measure("json", report, &json) ||
+	    (o2 && o2->create && measure("otf2", report, &otf2)))
+		rc = 1;
+	if (!rc) {
+		printf(
+		    "bench: generated %llu records (%.2f s); Paraver %.1f MB "
+		    "in %.2f s (%.0f records/s), JSON %.1f MB",
+		    (unsigned long long)records_in, tgen,
+		    (double)prv.bytes / 1e6, prv.best,
+		    (double)records_in / prv.best, (double)json.bytes / 1e6);
+		if (o2 && o2->create)
+			printf(", OTF2 %.1f MB", (double)otf2.bytes / 1e6);
+		printf("\n");
+		print("json", &json);
+		if (o2 && o2->create)
+			print("otf2", &otf2);
+		else
+			printf(
+			    "bench: view.otf2_records_per_s: this build has no "
+			    "libotf2\n");
+	}
+	remove_outputs();
+	cleanup();
+	return rc;
+}
