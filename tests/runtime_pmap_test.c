@@ -185,6 +185,47 @@ add_longs(void **acc, size_t *acclen, const void *part, size_t partlen,
 	return 0;
 }
 
+/* On a worker: a pmap over the default pool (which it asks the master
+ * for) and an everywhere; returns the sum of the squares of 0..n-1. */
+static int
+nested_pmap(const void *arg, size_t len, dw_reply *r)
+{
+	int n;
+	if (len != sizeof n)
+		return dw_reply_error(r, "bad argument");
+	memcpy(&n, arg, sizeof n);
+	struct item *its = calloc((size_t)n, sizeof *its);
+	dw_buf *bi = calloc((size_t)n, sizeof *bi);
+	dw_result *ro = calloc((size_t)n, sizeof *ro);
+	for (int i = 0; i < n; i++) {
+		its[i].x = i;
+		bi[i].data = &its[i];
+		bi[i].len = sizeof its[i];
+	}
+	int err = dw_pmap("pm_square", bi, (size_t)n, ro, NULL);
+	long s = 0;
+	int spread = 0, seen[64] = {0};
+	for (int i = 0; err == DW_OK && i < n; i++) {
+		long y;
+		memcpy(&y, ro[i].data, sizeof y);
+		s += y;
+		if (ro[i].pid > 0 && ro[i].pid < 64 && !seen[ro[i].pid]++)
+			spread++;
+	}
+	dw_results_free(ro, (size_t)n);
+	free(its);
+	free(bi);
+	free(ro);
+	if (err)
+		return dw_reply_error(r, "pmap: %s", dw_errmsg());
+	int v = 77;
+	if ((err = dw_everywhere("set_mark", &v, sizeof v)))
+		return dw_reply_error(r, "everywhere: %s", dw_errmsg());
+	long out[2] = {s, spread};
+	return dw_reply_set(r, out, sizeof out);
+}
+DW_REGISTER(nested_pmap)
+
 /* ---- helpers ---- */
 
 static int
@@ -583,6 +624,30 @@ test_distributed_for(void)
 	CHECK(now_s() - t0 < 0.9);
 }
 
+/* A remote function runs a pmap and an everywhere itself. */
+static void
+test_nested(const int *ids, int nw)
+{
+	int n = 200;
+	void *res;
+	size_t len;
+	mark = 0;
+	CHECK(dw_remotecall_fetch(ids[1], "nested_pmap", &n, sizeof n, &res,
+				  &len) == DW_OK);
+	long want = 0;
+	for (long i = 0; i < n; i++)
+		want += i * i;
+	long got[2] = {0, 0};
+	if (len == sizeof got)
+		memcpy(got, res, sizeof got);
+	free(res);
+	CHECK(got[0] == want);
+	CHECK(got[1] >= 2 && got[1] <= nw); /* spread over the workers */
+	CHECK(mark == 77); /* its everywhere reached the master */
+	for (int i = 0; i < nw; i++)
+		CHECK(int_of(ids[i], "get_mark") == 77);
+}
+
 static void
 test_spawn(int nw)
 {
@@ -626,6 +691,7 @@ main(int argc, char **argv)
 	test_everywhere(ids, 4);
 	test_distributed_for();
 	test_spawn(4);
+	test_nested(ids, 4);
 	test_worker_killed();
 	CHECK(dw_finalize() == DW_OK);
 	CHECK(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD);
