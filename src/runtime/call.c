@@ -2126,8 +2126,7 @@ exec_keep(struct job *j, dw_reply *r, int rc)
 		}
 	}
 	kept_completed(k);
-	if (rc != 0)
-		kept_maybe_free(k);
+	kept_maybe_free(k); /* a failure, or a caller that died meanwhile */
 	pthread_mutex_unlock(&rt.lock);
 	if (rc != 0) {
 		call_reply_error(j->from, j->id, r->err);

@@ -96,6 +96,7 @@ rtr_thread_start(const char *name, uint32_t base_state)
 {
 	if (!rtr_on)
 		return;
+	user_based = 1; /* an executor calling out keeps its own base state */
 	dwt_set_thread_name(name);
 	dwt_state_push(base_state);
 }
