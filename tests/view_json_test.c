@@ -19,7 +19,9 @@ agree_with_prv(const vu_counts *js, const vu_counts *prv)
 	} st[] = {{"state.0", "state.Idle"},
 	          {"state.1", "state.Running"},
 	          {"state.3", "state.Waiting_a_message"},
-	          {"state.5", "state.Synchronization"}};
+	          {"state.4", "state.Blocking_Send"},
+	          {"state.5", "state.Synchronization"},
+	          {"state.6", "state.Test/Probe"}};
 
 	CHECK(js->ok);
 	CHECK_EQ_U64(vu_get(js, "ph.i"), vu_get(prv, "events"));
@@ -118,6 +120,36 @@ test_trace_b(void)
 	tu_rmtree(dir);
 }
 
+/* Random traces: slices always nest, and each state's time is the
+ * .prv's, however states and functions cross. */
+static void
+test_random(void)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		const char *dir = tu_tmpdir("view-json-rand");
+		char prefix[600], json[700];
+		vu_counts js, prv;
+		rd_errlist errs;
+		mg_report rep;
+
+		vu_trace_random(dir, seed);
+		snprintf(prefix, sizeof prefix, "%s/out", dir);
+		snprintf(json, sizeof json, "%s.json", prefix);
+		rd_errlist_init(&errs, NULL);
+		CHECK(vu_merge(dir, prefix, "prv,json", &rep, &errs) == DW_OK);
+		vu_prv_counts(prefix, &prv);
+		REQUIRE(vu_json_counts(json, &js));
+		agree_with_prv(&js, &prv);
+		CHECK(vu_get(&js, "X.function") > 0);
+		if (tu_failures)
+			fprintf(stderr, "seed %llu: %s kept\n",
+			        (unsigned long long)seed, dir);
+		else
+			tu_rmtree(dir);
+		rd_errlist_free(&errs);
+	}
+}
+
 /* A cut thread file is merged up to the cut: still valid JSON. */
 static void
 test_damaged(void)
@@ -207,6 +239,7 @@ main(void)
 	test_format_list();
 	test_trace_a();
 	test_trace_b();
+	test_random();
 	test_damaged();
 	test_bad_outputs();
 	return tu_report("view_json");

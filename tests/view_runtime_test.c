@@ -102,6 +102,7 @@ check_outputs(const char *prefix, const vu_counts *prv)
 	snprintf(path, sizeof path, "%s-otf2/traces.otf2", prefix);
 	REQUIRE(vu_otf2_counts(path, &o2));
 	CHECK(o2.ok);
+	CHECK_EQ_U64(vu_get(&o2, "backwards"), 0);
 	CHECK_EQ_U64(vu_get(&o2, "ENTER"),
 	             vu_get(&js, "X.state") + vu_get(&js, "X.function"));
 	CHECK_EQ_U64(vu_get(&o2, "LEAVE"), vu_get(&o2, "ENTER"));

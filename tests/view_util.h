@@ -21,8 +21,7 @@
 
 enum { VU_RECV = 1, VU_LOG = 2, VU_PHY = 4 };
 
-/* ---- Golden traces ----------------------------------------------------------
- */
+/* ---- Golden traces ------------------------------------------------------- */
 
 /*
  * Trace A: two tasks on one host.  Task 0 runs compute() with a Waiting
@@ -120,8 +119,75 @@ vu_trace_b(const char *dir)
 	ms_proc_close(&p2);
 }
 
-/* ---- Merging
- * ------------------------------------------------------------------ */
+/*
+ * A random trace (seeded): two processes of two threads, each a few
+ * hundred records of state pushes and pops, function entries and exits,
+ * events and messages, many at the same time as the one before, so
+ * states and functions cross each other every way they can.
+ */
+static inline uint32_t
+vu_rand(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*s >> 33);
+}
+
+static inline void
+vu_random_thread(ms_proc *p, uint32_t tid, uint64_t *seed)
+{
+	ms_thread t;
+	uint64_t now = 1000;
+	int states = 0, funcs = 0;
+
+	ms_thread_open(&t, p, tid);
+	for (int i = 0; i < 300; i++) {
+		uint32_t r = vu_rand(seed) % 100;
+
+		now += vu_rand(seed) % 3 ? vu_rand(seed) % 50 : 0;
+		if (r < 25 && states < 6) {
+			ms_push(&t, now, 1 + vu_rand(seed) % 6);
+			states++;
+		} else if (r < 40 && states) {
+			ms_pop(&t, now);
+			states--;
+		} else if (r < 60 && funcs < 8) {
+			ms_enter(&t, now, 0x1000 + (vu_rand(seed) % 5) * 16);
+			funcs++;
+		} else if (r < 80 && funcs) {
+			ms_exit(&t, now, 0);
+			funcs--;
+		} else if (r < 92) {
+			ms_event(&t, now, 500 + vu_rand(seed) % 3,
+			         vu_rand(seed) % 4);
+		} else {
+			ms_comm(&t, now, (vu_rand(seed) & 1) | VU_LOG | VU_PHY,
+			        1 - p->task, 0, 8, vu_rand(seed) % 16);
+		}
+	}
+	ms_thread_close(&t);
+}
+
+static inline void
+vu_trace_random(const char *dir, uint64_t seed)
+{
+	for (uint32_t k = 0; k < 2; k++) {
+		ms_proc p;
+
+		ms_proc_init(&p, dir, 0x500 + k, 500 + k, k);
+		for (int f = 0; f < 5; f++) {
+			char name[16];
+
+			snprintf(name, sizeof name, "fn%d", f);
+			ms_label_func(&p, 0x1000 + (uint64_t)f * 16, name);
+		}
+		ms_proc_end(&p, 40000);
+		vu_random_thread(&p, 0, &seed);
+		vu_random_thread(&p, 1, &seed);
+		ms_proc_close(&p);
+	}
+}
+
+/* ---- Merging ------------------------------------------------------------- */
 
 /* Merges dir into prefix in the formats of list ("prv,json,otf2"). */
 static inline dw_err
@@ -166,8 +232,7 @@ vu_have(const char *cmd)
 	return system(buf) == 0;
 }
 
-/* ---- Counts
- * ------------------------------------------------------------------- */
+/* ---- Counts -------------------------------------------------------------- */
 
 #define VU_MAXK 64
 
@@ -276,7 +341,9 @@ vu_json_counts(const char *json, vu_counts *c)
 }
 
 /* otf2-print's records by kind (ENTER, LEAVE, MPI_SEND, MPI_RECV,
- * METRIC, ...); false when otf2-print is missing. */
+ * METRIC, ...) and "backwards": records whose time is before the one
+ * before on their location (compared as strings of equal length: awk's
+ * doubles cannot hold the ns); false when otf2-print is missing. */
 static inline bool
 vu_otf2_counts(const char *anchor, vu_counts *c)
 {
@@ -286,8 +353,11 @@ vu_otf2_counts(const char *anchor, vu_counts *c)
 	if (!vu_have("otf2-print"))
 		return false;
 	snprintf(cmd, sizeof cmd,
-	         "otf2-print '%s' | awk '/^[A-Z_]+ +[0-9]+ +[0-9]+/ "
-	         "{ n[$1]++ } END { for (k in n) print k, n[k] }'",
+	         "otf2-print '%s' | awk 'BEGIN { n[\"backwards\"] = 0 } "
+	         "/^[A-Z_]+ +[0-9]+ +[0-9]+/ { n[$1]++; t = $3 \"\"; "
+	         "p = last[$2] \"\"; if (length(t) < length(p) || "
+	         "(length(t) == length(p) && t < p)) n[\"backwards\"]++; "
+	         "last[$2] = t } END { for (k in n) print k, n[k] }'",
 	         anchor);
 	vu_run(cmd, c);
 	return true;
@@ -345,8 +415,7 @@ vu_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* ---- The dwork tool
- * ----------------------------------------------------------- */
+/* ---- The dwork tool ------------------------------------------------------ */
 
 /* $DWORK_TOOL, else tools/dwork of this test's build tree; false if
  * neither is there. */

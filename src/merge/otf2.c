@@ -96,7 +96,7 @@ typedef struct otf2_writer {
 
 static otf2_writer *o2_current; /* for the error callback */
 
-/* ---- Errors ---------------------------------------------------------------- */
+/* ---- Errors -------------------------------------------------------------- */
 
 static dw_err
 fail(otf2_writer *o, dw_err err, const char *fmt, ...)
@@ -138,7 +138,7 @@ on_error(void *data, const char *file, uint64_t line, const char *func,
 	return code;
 }
 
-/* ---- OTF2's callbacks: flushes and a bounded memory per location ------------ */
+/* ---- OTF2's callbacks: flushes and a bounded memory per location --------- */
 
 static OTF2_FlushType
 pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
@@ -214,7 +214,7 @@ mem_free_all(void *data, OTF2_FileType type, OTF2_LocationRef loc, void **per,
 
 static const OTF2_MemoryCallbacks mem_cbs = {mem_alloc, mem_free_all};
 
-/* ---- Maps and ids --------------------------------------------------------------- */
+/* ---- Maps and ids -------------------------------------------------------- */
 
 static bool
 map_grow(o2_map *m)
@@ -344,7 +344,7 @@ metric_of(otf2_writer *o, uint32_t type)
 	return *v = o->nmetrics++;
 }
 
-/* ---- Locations and their receives ----------------------------------------------- */
+/* ---- Locations and their receives ---------------------------------------- */
 
 static dw_err
 writer_of(otf2_writer *o, uint32_t thread, OTF2_EvtWriter **ew)
@@ -432,7 +432,7 @@ recv_flush(otf2_writer *o, uint32_t thread, uint64_t t, bool inclusive)
 	return DW_OK;
 }
 
-/* ---- Regions (nest callbacks) --------------------------------------------------- */
+/* ---- Regions (nest callbacks) -------------------------------------------- */
 
 static uint32_t
 region_of(otf2_writer *o, int kind, uint64_t id)
@@ -480,7 +480,7 @@ o2_close(void *ctx, uint32_t thread, int kind, uint64_t id, uint64_t begin,
 
 static const nest_ops o2_nest_ops = {o2_open, o2_close};
 
-/* ---- Records -------------------------------------------------------------------- */
+/* ---- Records ------------------------------------------------------------- */
 
 /* What must come before a record of thread at t. */
 static dw_err
@@ -579,7 +579,7 @@ otf2_record(mg_writer *w, const mg_rec *r)
 	return err == DW_ENOMEM ? fail(o, err, "") : err;
 }
 
-/* ---- The archive's directory ---------------------------------------------------- */
+/* ---- The archive's directory --------------------------------------------- */
 
 /* True for the names of our archive's files in traces/: N.evt, N.def. */
 static bool
@@ -653,7 +653,7 @@ arch_remove(const char *dir)
 	return rmdir(dir) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-/* ---- Begin ---------------------------------------------------------------------- */
+/* ---- Begin --------------------------------------------------------------- */
 
 static dw_err
 open_archive(otf2_writer *o)
@@ -703,7 +703,7 @@ otf2_begin(mg_writer *w, const mg_info *info)
 	return open_archive(o);
 }
 
-/* ---- End: close the events, write the definitions ---------------------------- */
+/* ---- End: close the events, write the definitions ------------------------ */
 
 typedef struct o2_defs {
 	otf2_writer *o;
