@@ -1,9 +1,10 @@
 /*
  * Output writers: the one interface between the merge core and the trace
- * formats it produces (Paraver now; OTF2, Chrome JSON and an HTML
- * timeline later).  A writer is begun once with the trace's shape, then
- * given every record in time order, then ended; each format lives in its
- * own files and nothing in the merge core knows about any of them.
+ * formats it produces (Paraver, OTF2, Chrome JSON, the HTML timeline:
+ * the table of merge/writers.c).  A writer is begun once with the
+ * trace's shape, then given every record in time order, then ended;
+ * each format lives in its own files and nothing in the merge core
+ * knows about any of them.
  *
  * Records arrive sorted by time (a state by its begin, an event by its
  * time, a communication by its logical send), and at one time in the
