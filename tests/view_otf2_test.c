@@ -21,8 +21,8 @@ agree(const vu_counts *o2, const vu_counts *prv, const vu_counts *js)
 	CHECK_EQ_U64(vu_get(o2, "MPI_RECV"), vu_get(prv, "comms"));
 	CHECK_EQ_U64(vu_get(o2, "METRIC"), vu_get(prv, "events"));
 	if (js->ok)
-		CHECK_EQ_U64(vu_get(o2, "ENTER"), vu_get(js, "X.state") +
-		                                      vu_get(js, "X.function"));
+		CHECK_EQ_U64(vu_get(o2, "ENTER"),
+		             vu_get(js, "X.state") + vu_get(js, "X.function"));
 }
 
 /* Merges a golden trace into all three formats and compares; regions,
@@ -171,7 +171,8 @@ main(void)
 	setenv("TZ", "UTC", 1);
 	setenv("PYTHONIOENCODING", "utf-8", 1);
 	if (!vu_have_otf2()) {
-		CHECK_EQ_U64(mg_formats_parse("otf2", f, 2, err, sizeof err), 0);
+		CHECK_EQ_U64(mg_formats_parse("otf2", f, 2, err, sizeof err),
+		             0);
 		CHECK(strstr(err, "built without libotf2") != NULL);
 		printf("view_otf2: this build has no libotf2; skipped\n");
 		return tu_failures ? 1 : TEST_SKIP;

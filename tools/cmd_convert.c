@@ -27,8 +27,8 @@ convert_usage(FILE *out)
 	        "trace (FILE.prv,\nwith its .pcf and .row beside it: dwork's, "
 	        "or another tool's such as\nExtrae's) or a trace directory "
 	        "(merged on the way, as dwork merge does).\n\n"
-	        "  -f, --format LIST    formats, comma-separated (default "
-	        CONVERT_DEFAULT "):\n");
+	        "  -f, --format LIST    formats, comma-separated "
+	        "(default " CONVERT_DEFAULT "):\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "                       %s: ", f[i].name);
 		fprintf(out, f[i].outputs, "PREFIX");
@@ -71,13 +71,16 @@ convert_parse(int argc, char **argv, struct convert_args *a)
 		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
 			convert_usage(stdout);
 			return CMD_OK;
-		} else if (opts && (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
 			a->quiet = true;
-		} else if (opts && (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
 			if (++i == argc || !argv[i][0])
 				return usage_error("%s needs a PREFIX", s);
 			a->prefix = argv[i];
-		} else if (opts && (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
 			if (++i == argc)
 				return usage_error("%s needs a LIST", s);
 			a->formats = argv[i];

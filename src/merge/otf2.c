@@ -144,7 +144,7 @@ static OTF2_FlushType
 pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
           bool final)
 {
-	(void)data, (void)type, (void)loc, (void)caller, (void)final;
+	(void)data, (void)type, (void)loc, (void)caller, (void) final;
 	return OTF2_FLUSH;
 }
 
@@ -446,7 +446,8 @@ o2_open(void *ctx, uint32_t thread, int kind, uint64_t id, uint64_t t)
 {
 	otf2_writer *o = ctx;
 	uint32_t reg = region_of(o, kind, id);
-	dw_err err = reg == O2_NONE ? DW_ENOMEM : recv_flush(o, thread, t, false);
+	dw_err err =
+	    reg == O2_NONE ? DW_ENOMEM : recv_flush(o, thread, t, false);
 	OTF2_EvtWriter *ew;
 	OTF2_ErrorCode e;
 
@@ -464,8 +465,8 @@ o2_close(void *ctx, uint32_t thread, int kind, uint64_t id, uint64_t begin,
 {
 	otf2_writer *o = ctx;
 	uint32_t reg = region_of(o, kind, id);
-	dw_err err = reg == O2_NONE ? DW_ENOMEM
-	                            : recv_flush(o, thread, end, true);
+	dw_err err =
+	    reg == O2_NONE ? DW_ENOMEM : recv_flush(o, thread, end, true);
 	OTF2_EvtWriter *ew;
 	OTF2_ErrorCode e;
 
@@ -503,8 +504,8 @@ metric(otf2_writer *o, const mg_rec *r, const mg_pair *pr)
 	OTF2_MetricValue v = {.unsigned_int = pr->value};
 	OTF2_EvtWriter *ew;
 	OTF2_ErrorCode e;
-	dw_err err = m == O2_NONE ? DW_ENOMEM
-	                          : before(o, r->thread, r->time, &ew);
+	dw_err err =
+	    m == O2_NONE ? DW_ENOMEM : before(o, r->thread, r->time, &ew);
 
 	if (err != DW_OK)
 		return err;
@@ -522,7 +523,8 @@ events(otf2_writer *o, const mg_rec *r)
 		const mg_pair *pr = &r->u.event.pairs[i];
 
 		if (pr->type == LB_TYPE_FUNC)
-			err = nest_func(&o->nest, r->thread, r->time, pr->value);
+			err =
+			    nest_func(&o->nest, r->thread, r->time, pr->value);
 		else
 			err = metric(o, r, pr);
 	}
@@ -757,7 +759,8 @@ def_system(o2_defs *d, const mg_info *info)
 			d->e = OTF2_GlobalDefWriter_WriteLocationGroup(
 			    d->gw, (uint32_t)i, name,
 			    OTF2_LOCATION_GROUP_TYPE_PROCESS,
-			    info->tasks[i].node + 1, OTF2_UNDEFINED_LOCATION_GROUP);
+			    info->tasks[i].node + 1,
+			    OTF2_UNDEFINED_LOCATION_GROUP);
 	}
 	for (size_t i = 0; d->e == OTF2_SUCCESS && i < info->nthreads; i++) {
 		name = str(d, info->threads[i].name);
@@ -776,12 +779,13 @@ def_regions(o2_defs *d, const mg_info *info)
 
 	for (uint32_t i = 0; d->e == OTF2_SUCCESS && i < o->nregions; i++) {
 		const o2_region *r = &o->regions[i];
-		const mg_state_label *sl = r->kind == NEST_STATE
-		                               ? lb_state(info->labels,
-		                                          (uint32_t)r->id)
-		                               : NULL;
+		const mg_state_label *sl =
+		    r->kind == NEST_STATE
+		        ? lb_state(info->labels, (uint32_t)r->id)
+		        : NULL;
 		const char *s = r->kind == NEST_FUNC ? lb_func(info, r->id)
-		                                     : sl ? sl->name : NULL;
+		                : sl                 ? sl->name
+		                                     : NULL;
 		uint32_t name, desc;
 
 		if (!s) {
@@ -798,8 +802,8 @@ def_regions(o2_defs *d, const mg_info *info)
 			    d->gw, i, name, name, desc,
 			    r->kind == NEST_FUNC ? OTF2_REGION_ROLE_FUNCTION
 			                         : OTF2_REGION_ROLE_ARTIFICIAL,
-			    OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
-			    o->empty, 0, 0);
+			    OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, o->empty,
+			    0, 0);
 	}
 }
 
@@ -855,7 +859,8 @@ def_metrics(o2_defs *d, const mg_info *info)
 	char buf[64];
 
 	for (uint32_t i = 0; d->e == OTF2_SUCCESS && i < o->nmetrics; i++) {
-		const mg_type_label *t = lb_type(info->labels, o->metric_type[i]);
+		const mg_type_label *t =
+		    lb_type(info->labels, o->metric_type[i]);
 		uint32_t name, desc, unit;
 		OTF2_MetricMemberRef mm = i;
 
