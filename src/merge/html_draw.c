@@ -469,7 +469,8 @@ draw_legend(draw *d, uint32_t y)
 	size_t k = 0;
 	char cls[16];
 
-	qsort(d->shown, d->nshown, sizeof *d->shown, u32_cmp);
+	if (d->nshown)
+		qsort(d->shown, d->nshown, sizeof *d->shown, u32_cmp);
 	fprintf(d->f,
 	        "<g class=\"legend\">\n<text x=\"8\" y=\"%u\" "
 	        "class=\"h2\">Legend</text>\n",

@@ -11,7 +11,7 @@
 #include "merge/reader_int.h"
 
 #define PR_TASKS_MAX   (1u << 20)
-#define PR_THREADS_MAX (1u << 24) /* threads of the whole trace */
+#define PR_THREADS_MAX (1u << 20) /* threads of the whole trace */
 
 typedef struct pr_ctx {
 	const char *path;
@@ -416,7 +416,9 @@ pcf_block_end(pr_ctx *c, pr_block *b)
 			err = DW_ENOMEM;
 			break;
 		}
-		memcpy(t->values, b->values, b->nvalues * sizeof *t->values);
+		if (b->nvalues)
+			memcpy(t->values, b->values,
+			       b->nvalues * sizeof *t->values);
 		t->nvalues = b->nvalues;
 	}
 	free(b->values);
