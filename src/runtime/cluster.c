@@ -476,6 +476,7 @@ cl_worker_lost(struct worker *w, const char *why)
 	if (w->mgr.manage)
 		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_FINALIZE);
 	pthread_mutex_lock(&rt.lock);
+	w->finalized = 1; /* rmprocs returns only once the process is gone */
 	pthread_cond_broadcast(&rt.cv);
 	pthread_mutex_unlock(&rt.lock);
 }
@@ -511,7 +512,7 @@ cl_all_gone(const int *ids, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct worker *w = cl_find(ids[i]);
-		if (w && w->state != W_GONE)
+		if (w && (w->state != W_GONE || !w->finalized))
 			return 0;
 	}
 	return 1;

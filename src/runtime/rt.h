@@ -39,6 +39,7 @@ struct worker {
 	int64_t best_off;
 	/* trace files arriving over the link (reader thread) */
 	int gather_fd;
+	int finalized;        /* its manager released it (process reaped) */
 	struct worker *next;
 };
 
