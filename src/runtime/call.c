@@ -509,6 +509,22 @@ fut_result_err(struct dw_future *f)
 
 /* ---- sending a call ---- */
 
+/* The frame of f could not be sent: f is no longer pending. */
+static int
+call_unsend(struct dw_future *f, struct conn *c)
+{
+	if (f->reading)
+		conn_drop_reader(c);
+	f->reading = 0;
+	pthread_mutex_lock(&rt.lock);
+	if (fm_take(&rt.pending, f->id))
+		f->refs--;
+	f->op = OP_NONE;
+	pthread_mutex_unlock(&rt.lock);
+	rt_set_err(f->pid, "process %d has exited", f->pid);
+	return DW_EEXITED;
+}
+
 /* Registers f as pending under a new id and sends the frame. */
 static int
 call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
@@ -546,18 +562,7 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl),
 			    arg, len);
 	rtr_pop();
-	if (err == DW_OK)
-		return DW_OK;
-	if (f->reading)
-		conn_drop_reader(c);
-	f->reading = 0;
-	pthread_mutex_lock(&rt.lock);
-	if (fm_take(&rt.pending, f->id))
-		f->refs--;
-	f->op = OP_NONE;
-	pthread_mutex_unlock(&rt.lock);
-	rt_set_err(f->pid, "worker %d has exited", f->pid);
-	return DW_EEXITED;
+	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
 
 /* A call of this process to itself runs here, in the calling thread. */
@@ -888,18 +893,7 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 		 REQ_PREFIX + blen + dlen);
 	err = conn_send_msg(c, WIRE_REQ, f->id, pre, REQ_PREFIX + blen, data,
 			    dlen);
-	if (err == DW_OK)
-		return DW_OK;
-	if (f->reading)
-		conn_drop_reader(c);
-	f->reading = 0;
-	pthread_mutex_lock(&rt.lock);
-	if (fm_take(&rt.pending, f->id))
-		f->refs--;
-	f->op = OP_NONE;
-	pthread_mutex_unlock(&rt.lock);
-	rt_set_err(f->pid, "process %d has exited", f->pid);
-	return DW_EEXITED;
+	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
 
 static int

@@ -132,7 +132,7 @@ dw_workers(int *ids, int max)
 
 /* ---- joining ---- */
 
-static int
+int
 cl_wait_fd(int fd, short ev, uint64_t deadline)
 {
 	for (;;) {
@@ -148,7 +148,7 @@ cl_wait_fd(int fd, short ev, uint64_t deadline)
 	}
 }
 
-static int
+int
 cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
 {
 	size_t done = 0;
@@ -167,16 +167,14 @@ cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
 	return 0;
 }
 
-static int
-cl_connect(const char *host, int port, uint64_t deadline, char *why,
+int
+cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
 	   size_t len)
 {
-	char ps[16];
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	snprintf(ps, sizeof ps, "%d", port);
-	int e = getaddrinfo(host, ps, &hints, &ai);
+	int e = getaddrinfo(host, port, &hints, &ai);
 	if (e) {
-		snprintf(why, len, "cannot resolve '%s': %s", host,
+		snprintf(why, len, "cannot resolve '%.200s': %s", host,
 			 gai_strerror(e));
 		return -1;
 	}
@@ -184,16 +182,17 @@ cl_connect(const char *host, int port, uint64_t deadline, char *why,
 					       SOCK_NONBLOCK, 0);
 	int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
-	if (rc < 0 && fd >= 0 && errno == EINPROGRESS &&
-	    cl_wait_fd(fd, POLLOUT, deadline) == 0) {
+	if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
+		e = ETIMEDOUT;
 		socklen_t sl = sizeof e;
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl);
+		if (cl_wait_fd(fd, POLLOUT, deadline) == 0)
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl);
 		rc = e ? -1 : 0;
 		errno = e;
 	}
 	if (rc < 0) {
-		snprintf(why, len, "cannot connect to %s:%d: %s", host, port,
-			 strerror(errno));
+		snprintf(why, len, "cannot connect to %.200s:%s: %s", host,
+			 port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -344,11 +343,12 @@ cl_discard(dw_launch *l, dw_worker_config *wc)
 DW_API int
 dw_launched(dw_launch *l, dw_worker_config *wc)
 {
-	char why[400] = "";
+	char why[400] = "", ps[16];
 	uint64_t deadline = rt_now_ms() + 10000;
 	int fd = wc->fd;
+	snprintf(ps, sizeof ps, "%d", wc->port);
 	if (fd < 0)
-		fd = cl_connect(wc->host, wc->port, deadline, why, sizeof why);
+		fd = cl_connect(wc->host, ps, deadline, why, sizeof why);
 	struct wire_hello ack;
 	int err = DW_EPROTO;
 	if (fd >= 0 && cl_handshake(fd, wc->id, deadline, &ack, why,

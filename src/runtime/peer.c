@@ -149,40 +149,6 @@ peer_where(const struct req_src *s, const unsigned char *b, size_t len)
 
 /* ---- dialling ---- */
 
-static int
-peer_wait_fd(int fd, short ev, uint64_t deadline)
-{
-	for (;;) {
-		uint64_t now = rt_now_ms();
-		if (now >= deadline)
-			return -1;
-		struct pollfd p = {.fd = fd, .events = ev};
-		int r = poll(&p, 1, (int)(deadline - now));
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
-static int
-peer_io(int fd, void *buf, size_t n, int wr, uint64_t deadline)
-{
-	size_t done = 0;
-	while (done < n) {
-		if (peer_wait_fd(fd, wr ? POLLOUT : POLLIN, deadline) < 0)
-			return -1;
-		ssize_t r = wr ? send(fd, (char *)buf + done, n - done,
-				      MSG_NOSIGNAL | MSG_DONTWAIT)
-			       : recv(fd, (char *)buf + done, n - done,
-				      MSG_DONTWAIT);
-		if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
-			return -1;
-		done += r > 0 ? (size_t)r : 0;
-	}
-	return 0;
-}
-
 /* Splits "host:port" or "[v6]:port". */
 static int
 peer_split(const char *addr, char *host, size_t hl, char *port, size_t pl)
@@ -205,34 +171,11 @@ static int
 peer_connect(const char *addr, uint64_t deadline, char *why, size_t wl)
 {
 	char host[256], port[32];
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	if (peer_split(addr, host, sizeof host, port, sizeof port) < 0 ||
-	    getaddrinfo(host, port, &hints, &ai) != 0) {
+	if (peer_split(addr, host, sizeof host, port, sizeof port) < 0) {
 		snprintf(why, wl, "bad peer address '%.200s'", addr);
 		return -1;
 	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC |
-					       SOCK_NONBLOCK, 0);
-	int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	if (rc < 0 && fd >= 0 && errno == EINPROGRESS &&
-	    peer_wait_fd(fd, POLLOUT, deadline) == 0) {
-		int e = 0;
-		socklen_t sl = sizeof e;
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl);
-		rc = e ? -1 : 0;
-		errno = e ? e : ETIMEDOUT;
-	}
-	if (rc < 0) {
-		snprintf(why, wl, "cannot connect to %.200s: %s", addr,
-			 strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	return fd;
+	return cl_connect(host, port, deadline, why, wl);
 }
 
 static size_t
@@ -257,15 +200,15 @@ peer_handshake(int fd, uint64_t deadline, char *why, size_t wl)
 	struct wire_hdr h;
 	struct wire_hello a;
 	size_t n = peer_hello(buf, 0);
-	if (peer_io(fd, buf, n, 1, deadline) < 0 ||
-	    peer_io(fd, buf, WIRE_HDR, 0, deadline) < 0) {
+	if (cl_io_full(fd, buf, n, 1, deadline) < 0 ||
+	    cl_io_full(fd, buf, WIRE_HDR, 0, deadline) < 0) {
 		snprintf(why, wl, "no handshake answer");
 		return -1;
 	}
 	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, why, wl) < 0)
 		return -1;
 	if (h.type != WIRE_HELLO_ACK ||
-	    peer_io(fd, buf, h.payload, 0, deadline) < 0 ||
+	    cl_io_full(fd, buf, h.payload, 0, deadline) < 0 ||
 	    wire_parse_hello(buf, h.payload, 1, &a, why, wl) < 0) {
 		if (h.type != WIRE_HELLO_ACK)
 			snprintf(why, wl, "answered with frame type %u",

@@ -128,6 +128,14 @@ void loop_wake(void);
 /* cluster.c */
 struct worker *cl_find(int id);           /* lock held */
 struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
+/* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
+ * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
+ * or failed, -2 timeout; cl_connect a connected TCP_NODELAY socket or -1
+ * with the reason in why. */
+int cl_wait_fd(int fd, short ev, uint64_t deadline);
+int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
+int cl_connect(const char *host, const char *port, uint64_t deadline,
+	       char *why, size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
 void cl_heartbeat(void);
 void cl_shutdown(void);
