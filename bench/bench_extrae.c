@@ -21,71 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "extrae_user_events.h"
 
 #define NREC 10000000u
 #define REPEAT 5
 
 static char base[256];
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static inline uint64_t
-ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
-
-static void
-report(const char *name, double v, const char *unit, double floor)
-{
-	printf("bench: %s = %.2f %s\n", name, v, unit);
-	printf("bench: %s.floor = %.2f %s\n", name, floor, unit);
-	printf("bench: %s.ratio = %.2f\n", name, v / floor);
-}
-
-/* The floor loop of bench_trace.c, unchanged. */
-static double
-floor_ns(uint64_t n)
-{
-	size_t bytes = n * 16;
-	unsigned char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
-	}
-	double t0 = now_s();
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t w[2] = {ticks(), i};
-		memcpy(m + i * 16, w, 16);
-		__asm__ volatile("" ::"r"(m) : "memory");
-	}
-	double ns = (now_s() - t0) * 1e9 / (double)n;
-	munmap(m, bytes);
-	return ns;
-}
-
-static int
-rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
 
 static double
 event_ns(uint64_t n)
@@ -101,12 +43,12 @@ event_ns(uint64_t n)
 		exit(1);
 	}
 	Extrae_event(1, 0); /* registers the thread: not part of the figure */
-	double t0 = now_s();
+	double t0 = bu_now_s();
 	for (uint64_t i = 0; i < n; i++)
 		Extrae_event(2, i);
-	double ns = (now_s() - t0) * 1e9 / (double)n;
+	double ns = (bu_now_s() - t0) * 1e9 / (double)n;
 	Extrae_fini();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bu_rmtree(base);
 	mkdir(base, 0755);
 	return ns;
 }
@@ -150,14 +92,14 @@ main(void)
 	unsetenv("EXTRAE_CONFIG_FILE");
 	double on = 1e30, fl = 1e30;
 	for (int r = 0; r < REPEAT; r++) {
-		double v = on_thread(floor_ns);
+		double v = on_thread(bu_floor_ns);
 		if (v < fl)
 			fl = v;
 		v = on_thread(event_ns);
 		if (v < on)
 			on = v;
 	}
-	report("extrae.event_ns", on, "ns", fl);
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bu_report("extrae.event_ns", on, "ns", fl);
+	bu_rmtree(base);
 	return 0;
 }

@@ -13,6 +13,8 @@
 
 #include <dwork/trace.h>
 
+#include "bench_util.h"
+
 #define NI __attribute__((no_instrument_function))
 #define N 5000000u
 
@@ -25,21 +27,6 @@ work(void)
 }
 
 static double NI
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int NI
-rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st, (void)flag, (void)f;
-	return remove(p);
-}
-
-static double NI
 measure(const char *dir, int instrumented)
 {
 	dwt_config c;
@@ -49,7 +36,7 @@ measure(const char *dir, int instrumented)
 	if (dwt_init(&c) != DW_OK)
 		exit(1);
 	dwt_event(1, 0); /* registers this thread */
-	double t0 = now_s();
+	double t0 = bu_now_s();
 	if (instrumented)
 		for (unsigned i = 0; i < N; i++)
 			work();
@@ -58,9 +45,9 @@ measure(const char *dir, int instrumented)
 			dwt_event(2, i);
 			dwt_event(3, i);
 		}
-	double ns = (now_s() - t0) * 1e9 / N;
+	double ns = (bu_now_s() - t0) * 1e9 / N;
 	dwt_fini();
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bu_rmtree(dir);
 	return ns;
 }
 

@@ -27,40 +27,12 @@
 
 #include <dwork/trace.h>
 
+#include "bench_util.h"
+
 #define NREC 10000000u
 #define REPEAT 5
 
 static char base[256];
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static inline uint64_t
-ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
-
-static void
-report(const char *name, double v, const char *unit, double floor)
-{
-	printf("bench: %s = %.2f %s\n", name, v, unit);
-	if (floor > 0) {
-		printf("bench: %s.floor = %.2f %s\n", name, floor, unit);
-		printf("bench: %s.ratio = %.2f\n", name, v / floor);
-	}
-}
 
 /* ---- floor: timestamp + 16-byte store into a fresh mapping ---- */
 
@@ -73,21 +45,7 @@ static void *
 floor_thread(void *p)
 {
 	struct floor_arg *a = p;
-	size_t bytes = a->n * 16;
-	unsigned char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
-	}
-	double t0 = now_s();
-	for (uint64_t i = 0; i < a->n; i++) {
-		uint64_t w[2] = {ticks(), i};
-		memcpy(m + i * 16, w, 16);
-		__asm__ volatile("" ::"r"(m) : "memory");
-	}
-	a->ns = (now_s() - t0) * 1e9 / (double)a->n;
-	munmap(m, bytes);
+	a->ns = bu_floor_ns(a->n);
 	return NULL;
 }
 
@@ -110,15 +68,6 @@ run_threads(void *(*fn)(void *), int nthreads, uint64_t per_thread)
 }
 
 /* ---- the tracer ---- */
-
-static int
-rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
 
 static uint64_t dir_bytes;
 
@@ -152,7 +101,7 @@ static void
 stop_tracing(void)
 {
 	dwt_fini();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bu_rmtree(base);
 	mkdir(base, 0755);
 }
 
@@ -161,10 +110,10 @@ event_thread(void *p)
 {
 	struct floor_arg *a = p;
 	dwt_event(1, 0); /* registers the thread: not part of the figure */
-	double t0 = now_s();
+	double t0 = bu_now_s();
 	for (uint64_t i = 0; i < a->n; i++)
 		dwt_event(2, i);
-	a->ns = (now_s() - t0) * 1e9 / (double)a->n;
+	a->ns = (bu_now_s() - t0) * 1e9 / (double)a->n;
 	return NULL;
 }
 
@@ -173,12 +122,12 @@ func_thread(void *p)
 {
 	struct floor_arg *a = p;
 	dwt_event(1, 0);
-	double t0 = now_s();
+	double t0 = bu_now_s();
 	for (uint64_t i = 0; i < a->n; i++) {
 		dwt_func_enter((const void *)func_thread);
 		dwt_func_exit((const void *)func_thread);
 	}
-	a->ns = (now_s() - t0) * 1e9 / (double)a->n;
+	a->ns = (bu_now_s() - t0) * 1e9 / (double)a->n;
 	return NULL;
 }
 
@@ -207,9 +156,9 @@ bench_event(void)
 {
 	double on, fl;
 	best_pair(event_thread, 1, NREC, NREC, &on, &fl);
-	report("trace.event_ns", on, "ns", fl);
+	bu_report("trace.event_ns", on, "ns", fl);
 	best_pair(event_thread, 2, NREC / 2, NREC / 2, &on, &fl);
-	report("trace.event_ns_2threads", on, "ns", fl);
+	bu_report("trace.event_ns_2threads", on, "ns", fl);
 }
 
 static void
@@ -217,7 +166,7 @@ bench_func(void)
 {
 	double on, fl;
 	best_pair(func_thread, 1, NREC / 2, NREC, &on, &fl);
-	report("trace.user_function_pair_ns", on, "ns", 2 * fl);
+	bu_report("trace.user_function_pair_ns", on, "ns", 2 * fl);
 }
 
 static void
@@ -226,10 +175,10 @@ bench_off(void)
 	double best = 1e30;
 	start_tracing("off", 0);
 	for (int r = 0; r < REPEAT; r++) {
-		double t0 = now_s();
+		double t0 = bu_now_s();
 		for (uint64_t i = 0; i < NREC * 10u; i++)
 			dwt_event(2, i);
-		double v = (now_s() - t0) * 1e9 / (NREC * 10.0);
+		double v = (bu_now_s() - t0) * 1e9 / (NREC * 10.0);
 		if (v < best)
 			best = v;
 	}
@@ -249,7 +198,7 @@ bench_bytes(void)
 	dwt_fini();
 	dir_bytes = 0;
 	nftw(base, add_size, 16, FTW_PHYS);
-	report("trace.bytes_per_event", (double)dir_bytes / (double)st.records,
+	bu_report("trace.bytes_per_event", (double)dir_bytes / (double)st.records,
 	       "bytes", 0);
 	printf("bench: trace.bytes_per_event.target = 16.00 bytes\n");
 	stop_tracing();
@@ -268,6 +217,6 @@ main(void)
 	bench_func();
 	bench_off();
 	bench_bytes();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bu_rmtree(base);
 	return 0;
 }
