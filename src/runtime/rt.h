@@ -158,8 +158,4 @@ void call_each_function(void (*fn)(const char *name));
 int worker_main(int *argc, char ***argv);
 int worker_is_worker(int argc, char **argv);
 
-/* managers/local.c */
-extern const dw_manager local_manager_template;
-int local_set_options(const dw_local_options *o);
-
 #endif
