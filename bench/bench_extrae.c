@@ -24,7 +24,7 @@
 #include "bench_util.h"
 #include "extrae_user_events.h"
 
-#define NREC 10000000u
+#define NREC   10000000u
 #define REPEAT 5
 
 static char base[256];

@@ -16,12 +16,11 @@
 #include "bench_util.h"
 
 #define NI __attribute__((no_instrument_function))
-#define N 5000000u
+#define N  5000000u
 
 static volatile int sink;
 
-static void __attribute__((noinline))
-work(void)
+static void __attribute__((noinline)) work(void)
 {
 	sink++;
 }

@@ -67,7 +67,8 @@ remove_outputs(void)
 int
 main(void)
 {
-	const char *base = getenv("TMPDIR"), *env = getenv("BENCH_MERGE_RECORDS");
+	const char *base = getenv("TMPDIR"),
+	           *env = getenv("BENCH_MERGE_RECORDS");
 	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
 	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
 	char report[700];
@@ -75,7 +76,8 @@ main(void)
 	long rss, rss_max = 0, dummy;
 	FILE *f;
 
-	snprintf(dir, sizeof dir, "%s/dwbench-merge-XXXXXX", base ? base : "/tmp");
+	snprintf(dir, sizeof dir, "%s/dwbench-merge-XXXXXX",
+	         base ? base : "/tmp");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 2;
@@ -108,7 +110,8 @@ main(void)
 	       "Paraver: %llu communications, %llu receives moved, %llu "
 	       "unmatched\n",
 	       nin, tgen, (double)out_bytes / 1e6, ncomm, moved, unmatched);
-	printf("bench: merge.records_per_s = %.0f records/s\n", (double)nin / best);
+	printf("bench: merge.records_per_s = %.0f records/s\n",
+	       (double)nin / best);
 	printf("bench: merge.records_per_s.floor = %.0f records/s\n",
 	       (double)nin / tfloor);
 	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);

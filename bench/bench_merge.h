@@ -24,10 +24,10 @@
 
 #include "merge_synth.h"
 
-#define NTASKS   8
-#define NTHREADS 2
-#define PER_ITER 10 /* records a thread writes per iteration */
-#define STEP_NS  1000
+#define NTASKS     8
+#define NTHREADS   2
+#define PER_ITER   10 /* records a thread writes per iteration */
+#define STEP_NS    1000
 #define SYNC_EVERY 4096
 
 static char dir[512];
@@ -133,8 +133,8 @@ gen_trace(uint64_t records)
 		p.init_ns = host_ns(t, 0);
 		p.init_ticks = ticks(&p, 0);
 		p.seg_size = 1u << 20;
-		snprintf(p.host, sizeof p.host, t < NTASKS / 2 ? "bench-a"
-		                                               : "bench-b");
+		snprintf(p.host, sizeof p.host,
+		         t < NTASKS / 2 ? "bench-a" : "bench-b");
 		snprintf(p.program, sizeof p.program, "bench");
 		gen_labels(&p);
 		ms_proc_end(&p, ticks(&p, iters * STEP_NS + 1000));
@@ -236,7 +236,8 @@ run_floor(void *arg)
 	snprintf(path, sizeof path, "%s/floor.out", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	while (fd >= 0 && left) {
-		ssize_t w = write(fd, buf, left < sizeof buf ? left : sizeof buf);
+		ssize_t w =
+		    write(fd, buf, left < sizeof buf ? left : sizeof buf);
 
 		if (w <= 0)
 			return 1;

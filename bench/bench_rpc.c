@@ -24,7 +24,7 @@
 #include <dwork/dwork.h>
 
 #define RTT_ITERS 20000
-#define BULK (64u << 20)
+#define BULK      (64u << 20)
 
 static double
 now_us(void)
@@ -104,7 +104,7 @@ tcp_listen(int *port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof a;
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
 	    listen(fd, 64) || getsockname(fd, (struct sockaddr *)&a, &sl)) {
@@ -120,8 +120,8 @@ tcp_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
 		perror("connect");
 		exit(1);
@@ -137,7 +137,7 @@ io_all(int fd, void *buf, size_t n, int wr)
 	size_t done = 0;
 	while (done < n) {
 		ssize_t r = wr ? write(fd, (char *)buf + done, n - done)
-			       : read(fd, (char *)buf + done, n - done);
+		               : read(fd, (char *)buf + done, n - done);
 		if (r <= 0)
 			return -1;
 		done += (size_t)r;
@@ -191,7 +191,8 @@ rpc_rtt_round(int w, int base)
 		size_t n;
 		double t0 = now_us();
 		if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &n) != DW_OK) {
-			fprintf(stderr, "bench: call failed: %s\n", dw_errmsg());
+			fprintf(stderr, "bench: call failed: %s\n",
+			        dw_errmsg());
 			exit(1);
 		}
 		rtt_rpc_t[base + i] = now_us() - t0;

@@ -29,7 +29,7 @@
 
 #include "bench_util.h"
 
-#define NREC 10000000u
+#define NREC   10000000u
 #define REPEAT 5
 
 static char base[256];
@@ -135,12 +135,12 @@ func_thread(void *p)
  * the best of each: a burst of load from elsewhere then hits both. */
 static void
 best_pair(void *(*fn)(void *), int nthreads, uint64_t per_thread,
-	  uint64_t floor_per_thread, double *on, double *fl)
+          uint64_t floor_per_thread, double *on, double *fl)
 {
 	*on = *fl = 1e30;
 	for (int r = 0; r < REPEAT; r++) {
-		double v = run_threads(floor_thread, nthreads,
-				       floor_per_thread);
+		double v =
+		    run_threads(floor_thread, nthreads, floor_per_thread);
 		if (v < *fl)
 			*fl = v;
 		start_tracing("on", 1);
@@ -198,8 +198,8 @@ bench_bytes(void)
 	dwt_fini();
 	dir_bytes = 0;
 	nftw(base, add_size, 16, FTW_PHYS);
-	bu_report("trace.bytes_per_event", (double)dir_bytes / (double)st.records,
-	       "bytes", 0);
+	bu_report("trace.bytes_per_event",
+	          (double)dir_bytes / (double)st.records, "bytes", 0);
 	printf("bench: trace.bytes_per_event.target = 16.00 bytes\n");
 	stop_tracing();
 }

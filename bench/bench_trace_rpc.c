@@ -98,7 +98,7 @@ count_records(const char *dir)
 			rd_thread *th;
 			rd_rec r;
 			if (rd_thread_open(d->procs[p].thread_paths[t], &errs,
-					   &th) != DW_OK)
+			                   &th) != DW_OK)
 				continue;
 			while (rd_thread_next(th, &r))
 				n++;

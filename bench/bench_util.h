@@ -54,7 +54,7 @@ bu_floor_ns(uint64_t n)
 {
 	size_t bytes = n * 16;
 	unsigned char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		perror("mmap");
 		exit(1);

@@ -42,7 +42,7 @@ hostname_of(const void *arg, size_t len, dw_reply *r)
 	(void)len;
 	char buf[300];
 	snprintf(buf, sizeof buf, "worker %d, pid %d, DEMO=%s", dw_myid(),
-		 (int)getpid(), getenv("DEMO") ? getenv("DEMO") : "");
+	         (int)getpid(), getenv("DEMO") ? getenv("DEMO") : "");
 	return dw_reply_set(r, buf, strlen(buf));
 }
 DW_REGISTER(hostname_of)
@@ -87,11 +87,16 @@ my_launch(void *self, int n, dw_launch *l)
 		posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 		posix_spawn_file_actions_addclose(&fa, in[1]);
 		posix_spawn_file_actions_addclose(&fa, out[0]);
-		char *argv[] = {(char *)m->wrapper, "DEMO=wrapped", m->exe,
-				"--dwork-worker", "--dwork-bind", "127.0.0.1",
-				NULL};
+		char *argv[] = {(char *)m->wrapper,
+		                "DEMO=wrapped",
+		                m->exe,
+		                "--dwork-worker",
+		                "--dwork-bind",
+		                "127.0.0.1",
+		                NULL};
 		pid_t pid;
-		int e = posix_spawnp(&pid, m->wrapper, &fa, NULL, argv, environ);
+		int e =
+		    posix_spawnp(&pid, m->wrapper, &fa, NULL, argv, environ);
 		posix_spawn_file_actions_destroy(&fa);
 		close(in[0]);
 		close(out[1]);
@@ -104,9 +109,12 @@ my_launch(void *self, int n, dw_launch *l)
 		dprintf(in[1], "%s\n", dw_launch_cookie(l));
 		struct my_worker *w = malloc(sizeof *w);
 		*w = (struct my_worker){.pid = pid, .to_stdin = in[1]};
-		dw_worker_config wc = {.id = dw_launch_id(l, i), .fd = -1,
-				       .pid = pid, .out_fd = -1, .err_fd = -1,
-				       .data = w};
+		dw_worker_config wc = {.id = dw_launch_id(l, i),
+		                       .fd = -1,
+		                       .pid = pid,
+		                       .out_fd = -1,
+		                       .err_fd = -1,
+		                       .data = w};
 		if (read_address(out[0], &wc) == 0) {
 			/* the runtime connects, authenticates, and from now
 			 * on forwards what the worker prints */
@@ -161,8 +169,11 @@ main(int argc, char **argv)
 	struct my_manager mm = {.wrapper = "env"};
 	ssize_t k = readlink("/proc/self/exe", mm.exe, sizeof mm.exe - 1);
 	mm.exe[k > 0 ? k : 0] = 0;
-	dw_manager m = {.name = "wrapped", .launch = my_launch,
-			.manage = my_manage, .kill = my_kill, .self = &mm};
+	dw_manager m = {.name = "wrapped",
+	                .launch = my_launch,
+	                .manage = my_manage,
+	                .kill = my_kill,
+	                .self = &mm};
 	int ids[3];
 	int n = dw_addprocs_with(&m, 3, ids);
 	if (n < 0) {
@@ -173,7 +184,7 @@ main(int argc, char **argv)
 		void *res;
 		size_t len;
 		if (dw_remotecall_fetch(ids[i], "hostname_of", NULL, 0, &res,
-					&len) != DW_OK) {
+		                        &len) != DW_OK) {
 			fprintf(stderr, "call: %s\n", dw_errmsg());
 			return 1;
 		}

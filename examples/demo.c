@@ -11,16 +11,15 @@
 
 #include <dwork/trace.h>
 
-#define W 640
-#define H 480
+#define W        640
+#define H        480
 #define NTHREADS 4
-#define EV_ROW 1000
+#define EV_ROW   1000
 #define EV_ITERS 1001
 
 static unsigned char image[H][W];
 
-static uint64_t __attribute__((noinline))
-mandel_row(int y)
+static uint64_t __attribute__((noinline)) mandel_row(int y)
 {
 	dwt_func_enter((const void *)mandel_row);
 	uint64_t iters = 0;
@@ -55,8 +54,8 @@ worker(void *arg)
 		dwt_event(EV_ITERS, it);
 		dwt_state_pop();
 		/* Hand the row to the main thread (thread 0). */
-		dwt_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, 0, 0, 1,
-			 W, (uint64_t)y);
+		dwt_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, 0, 0, 1, W,
+		         (uint64_t)y);
 	}
 	return NULL;
 }
@@ -80,7 +79,7 @@ main(void)
 	dwt_state_pop();
 	for (int y = 0; y < H; y++)
 		dwt_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, 0,
-			 DWT_THREAD_ANY, 1, W, (uint64_t)y);
+		         DWT_THREAD_ANY, 1, W, (uint64_t)y);
 	FILE *f = fopen("mandelbrot.pgm", "wb");
 	if (f) {
 		fprintf(f, "P5\n%d %d\n255\n", W, H);

@@ -40,8 +40,8 @@ typedef enum extrae_USER_FUNCTION extrae_user_function_t;
 typedef unsigned extrae_type_t;            /* an event type */
 typedef unsigned long long extrae_value_t; /* an event value */
 typedef unsigned extrae_comm_tag_t;
-typedef unsigned extrae_comm_partner_t;    /* the other side's task id */
-typedef long long extrae_comm_id_t;        /* pairs a send with its receive */
+typedef unsigned extrae_comm_partner_t; /* the other side's task id */
+typedef long long extrae_comm_id_t;     /* pairs a send with its receive */
 
 /* A partner meaning "the calling task itself". */
 #define EXTRAE_COMM_PARTNER_MYSELF ((extrae_comm_partner_t)0xFFFFFFFF)

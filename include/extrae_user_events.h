@@ -59,15 +59,15 @@ EXTRAE_DECLARE_(void, restart, (void))
 EXTRAE_DECLARE_(void, event, (extrae_type_t type, extrae_value_t value))
 
 /* count events sharing one timestamp; the arrays are only read. */
-EXTRAE_DECLARE_(void, nevent, (unsigned count, extrae_type_t *types,
-			       extrae_value_t *values))
+EXTRAE_DECLARE_(void, nevent,
+                (unsigned count, extrae_type_t *types, extrae_value_t *values))
 
 /* As Extrae_event / Extrae_nevent, plus the counters (see Extrae_counters)
  * at the same timestamp. */
 EXTRAE_DECLARE_(void, eventandcounters,
-		(extrae_type_t type, extrae_value_t value))
+                (extrae_type_t type, extrae_value_t value))
 EXTRAE_DECLARE_(void, neventandcounters,
-		(unsigned count, extrae_type_t *types, extrae_value_t *values))
+                (unsigned count, extrae_type_t *types, extrae_value_t *values))
 
 /* Records the calling thread's counters (read through perf_event: task
  * clock, context switches, page faults, and instructions and cycles when
@@ -87,40 +87,40 @@ EXTRAE_DECLARE_(unsigned long long, user_function, (unsigned enter))
 /* Labels: *type is named description, and values[i] description_values[i]
  * for i < *nvalues.  NULL pointers are allowed (nothing for them). */
 EXTRAE_DECLARE_(void, define_event_type,
-		(extrae_type_t *type, char *description, unsigned *nvalues,
-		 extrae_value_t *values, char **description_values))
+                (extrae_type_t * type, char *description, unsigned *nvalues,
+                 extrae_value_t *values, char **description_values))
 
 /* Records only while this process's task id is in [from, to]. */
 EXTRAE_DECLARE_(void, set_tracing_tasks, (unsigned from, unsigned to))
 
 #define EXTRAE_DISABLE_ALL_OPTIONS (0)
-#define EXTRAE_CALLER_OPTION (1 << 0)
-#define EXTRAE_HWC_OPTION (1 << 1)
-#define EXTRAE_MPI_HWC_OPTION (1 << 2)
-#define EXTRAE_MPI_OPTION (1 << 3)
-#define EXTRAE_OMP_OPTION (1 << 4)
-#define EXTRAE_OMP_HWC_OPTION (1 << 5)
-#define EXTRAE_UF_HWC_OPTION (1 << 6)
-#define EXTRAE_PTHREAD_OPTION (1 << 7)
-#define EXTRAE_PTHREAD_HWC_OPTION (1 << 8)
-#define EXTRAE_SAMPLING_OPTION (1 << 9)
+#define EXTRAE_CALLER_OPTION       (1 << 0)
+#define EXTRAE_HWC_OPTION          (1 << 1)
+#define EXTRAE_MPI_HWC_OPTION      (1 << 2)
+#define EXTRAE_MPI_OPTION          (1 << 3)
+#define EXTRAE_OMP_OPTION          (1 << 4)
+#define EXTRAE_OMP_HWC_OPTION      (1 << 5)
+#define EXTRAE_UF_HWC_OPTION       (1 << 6)
+#define EXTRAE_PTHREAD_OPTION      (1 << 7)
+#define EXTRAE_PTHREAD_HWC_OPTION  (1 << 8)
+#define EXTRAE_SAMPLING_OPTION     (1 << 9)
 #define EXTRAE_ENABLE_ALL_OPTIONS                                              \
 	(EXTRAE_CALLER_OPTION | EXTRAE_HWC_OPTION | EXTRAE_MPI_HWC_OPTION |    \
 	 EXTRAE_MPI_OPTION | EXTRAE_OMP_OPTION | EXTRAE_OMP_HWC_OPTION |       \
 	 EXTRAE_UF_HWC_OPTION | EXTRAE_PTHREAD_OPTION |                        \
 	 EXTRAE_PTHREAD_HWC_OPTION | EXTRAE_SAMPLING_OPTION)
 #define MPITRACE_DISABLE_ALL_OPTIONS EXTRAE_DISABLE_ALL_OPTIONS
-#define MPITRACE_CALLER_OPTION EXTRAE_CALLER_OPTION
-#define MPITRACE_HWC_OPTION EXTRAE_HWC_OPTION
-#define MPITRACE_MPI_HWC_OPTION EXTRAE_MPI_HWC_OPTION
-#define MPITRACE_MPI_OPTION EXTRAE_MPI_OPTION
-#define MPITRACE_OMP_OPTION EXTRAE_OMP_OPTION
-#define MPITRACE_OMP_HWC_OPTION EXTRAE_OMP_HWC_OPTION
-#define MPITRACE_UF_HWC_OPTION EXTRAE_UF_HWC_OPTION
-#define MPITRACE_PTHREAD_OPTION EXTRAE_PTHREAD_OPTION
-#define MPITRACE_PTHREAD_HWC_OPTION EXTRAE_PTHREAD_HWC_OPTION
-#define MPITRACE_SAMPLING_OPTION EXTRAE_SAMPLING_OPTION
-#define MPITRACE_ENABLE_ALL_OPTIONS EXTRAE_ENABLE_ALL_OPTIONS
+#define MPITRACE_CALLER_OPTION       EXTRAE_CALLER_OPTION
+#define MPITRACE_HWC_OPTION          EXTRAE_HWC_OPTION
+#define MPITRACE_MPI_HWC_OPTION      EXTRAE_MPI_HWC_OPTION
+#define MPITRACE_MPI_OPTION          EXTRAE_MPI_OPTION
+#define MPITRACE_OMP_OPTION          EXTRAE_OMP_OPTION
+#define MPITRACE_OMP_HWC_OPTION      EXTRAE_OMP_HWC_OPTION
+#define MPITRACE_UF_HWC_OPTION       EXTRAE_UF_HWC_OPTION
+#define MPITRACE_PTHREAD_OPTION      EXTRAE_PTHREAD_OPTION
+#define MPITRACE_PTHREAD_HWC_OPTION  EXTRAE_PTHREAD_HWC_OPTION
+#define MPITRACE_SAMPLING_OPTION     EXTRAE_SAMPLING_OPTION
+#define MPITRACE_ENABLE_ALL_OPTIONS  EXTRAE_ENABLE_ALL_OPTIONS
 
 /* A bitwise or of the options above.  EXTRAE_HWC_OPTION (on by default)
  * lets the calls above record counters; EXTRAE_UF_HWC_OPTION (off by
@@ -138,7 +138,7 @@ EXTRAE_DECLARE_(void, network_routes, (int mpi_rank))
 /* Clear a communication / a combined-events struct (UserFunction becomes
  * EXTRAE_USER_FUNCTION_NONE). */
 EXTRAE_DECLARE_(void, init_UserCommunication,
-		(struct extrae_UserCommunication *))
+                (struct extrae_UserCommunication *))
 EXTRAE_DECLARE_(void, init_CombinedEvents, (struct extrae_CombinedEvents *))
 
 /* Records, at one timestamp: the events (and counters when
@@ -177,11 +177,11 @@ void Extrae_function_from_address(extrae_type_t type, void *address);
 
 /* Names the function at ptr funcname (modname and line are not kept). */
 void Extrae_register_function_address(void *ptr, const char *funcname,
-				      const char *modname, unsigned line);
+                                      const char *modname, unsigned line);
 
 /* Labels types t1 and t2 with s1 and s2. */
 void Extrae_register_codelocation_type(extrae_type_t t1, extrae_type_t t2,
-				       const char *s1, const char *s2);
+                                       const char *s1, const char *s2);
 
 /* Virtual threads: recorded as events of type 39000010 (value vthread +
  * 1, then 0 at suspend); the thread keeps its own trace id. */

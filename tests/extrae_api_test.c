@@ -13,7 +13,7 @@
 #include "extrae_tu.h"
 
 #define T_PHASE 1000u
-#define T_MISC 1001u
+#define T_MISC  1001u
 
 static int finalized, barrier_called;
 
@@ -83,13 +83,13 @@ check_aliases(void)
 {
 #define SAME(name)                                                             \
 	CHECK(addr_of((uintptr_t)SEQtrace_##name) ==                           \
-		      addr_of((uintptr_t)Extrae_##name) &&                     \
+	          addr_of((uintptr_t)Extrae_##name) &&                         \
 	      addr_of((uintptr_t)OMPtrace_##name) ==                           \
-		      addr_of((uintptr_t)Extrae_##name) &&                     \
+	          addr_of((uintptr_t)Extrae_##name) &&                         \
 	      addr_of((uintptr_t)MPItrace_##name) ==                           \
-		      addr_of((uintptr_t)Extrae_##name) &&                     \
+	          addr_of((uintptr_t)Extrae_##name) &&                         \
 	      addr_of((uintptr_t)OMPItrace_##name) ==                          \
-		      addr_of((uintptr_t)Extrae_##name))
+	          addr_of((uintptr_t)Extrae_##name))
 	SAME(init);
 	SAME(is_initialized);
 	SAME(fini);
@@ -147,7 +147,7 @@ identity_and_labels(void)
 	Extrae_define_event_type(NULL, NULL, NULL, NULL, NULL);
 	Extrae_register_codelocation_type(2000, 2001, "Caller", "Caller line");
 	Extrae_register_function_address((void *)named_fn, "my_named_fn",
-					 "module", 12);
+	                                 "module", 12);
 	Extrae_register_stacked_type(2000);
 	Extrae_set_thread_name(7, "main thread");
 }
@@ -258,8 +258,8 @@ run(const char *dir)
 static void
 check_events(const struct xt_proc *p)
 {
-	static const uint64_t want[] = {10, 11, 12, 20, 21, 22, 23, 30, 40,
-					778, 780};
+	static const uint64_t want[] = {10, 11, 12, 20,  21, 22,
+	                                23, 30, 40, 778, 780};
 	static const uint64_t never[] = {777, 779, 781, 999};
 	CHECK_EQ_U64(xt_count_event(p, T_PHASE, 1), 1);
 	CHECK_EQ_U64(xt_count_event(p, T_PHASE, 0), 1);
@@ -303,12 +303,12 @@ check_functions(const struct xt_proc *p)
 	REQUIRE(j > 0);
 	CHECK_EQ_U64(p->recs[j].r.u.func.addr, (uintptr_t)named_fn);
 	CHECK(xt_streq(rd_proc_func_name(p->labels, (uintptr_t)named_fn),
-		       "my_named_fn"));
+	               "my_named_fn"));
 	/* two more from the combined events: enter in combined() */
 	long k = xt_find_kind(p, FMT_R_FUNC_ENTER, (size_t)j + 1);
 	REQUIRE(k > 0);
 	CHECK(xt_streq(rd_proc_func_name(p->labels, p->recs[k].r.u.func.addr),
-		       "combined"));
+	               "combined"));
 }
 
 static void
@@ -325,7 +325,7 @@ check_comms(const struct xt_proc *p)
 	CHECK_EQ_U64(s->u.comm.partner_thread, FMT_COMM_THREAD_ANY);
 	CHECK_EQ_U64(r->kind, FMT_R_COMM);
 	CHECK_EQ_U64(r->u.comm.flags,
-		     RD_COMM_RECV | RD_COMM_LOGICAL | RD_COMM_PHYSICAL);
+	             RD_COMM_RECV | RD_COMM_LOGICAL | RD_COMM_PHYSICAL);
 	CHECK_EQ_U64(r->u.comm.partner_task, 3); /* myself */
 	CHECK_EQ_U64(r->u.comm.id, 43);
 }

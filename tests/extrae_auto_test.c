@@ -86,7 +86,7 @@ var(const char *name, const char *sub)
 /* The trace at base/sub has one process with these T_AUTO values. */
 static void
 expect_trace(const char *sub, const uint64_t *vals, size_t n,
-	     const uint64_t *absent, size_t na)
+             const uint64_t *absent, size_t na)
 {
 	char dir[700];
 	snprintf(dir, sizeof dir, "%s/%s", base, sub);
@@ -97,7 +97,7 @@ expect_trace(const char *sub, const uint64_t *vals, size_t n,
 		CHECK(rd_header_ended(&tr.p[0].hdr)); /* fini ran at exit */
 		for (size_t i = 0; i < n; i++)
 			CHECK_EQ_U64(xt_count_event(&tr.p[0], T_AUTO, vals[i]),
-				     1);
+			             1);
 		for (size_t i = 0; i < na; i++)
 			CHECK_EQ_U64(
 			    xt_count_event(&tr.p[0], T_AUTO, absent[i]), 0);
@@ -109,7 +109,7 @@ static void
 auto_on(void)
 {
 	const char *env[] = {"EXTRAE_ON=1", var("EXTRAE_FINAL_DIR", "on"),
-			     "EXTRAE_PROGRAM_NAME=auto", NULL};
+	                     "EXTRAE_PROGRAM_NAME=auto", NULL};
 	CHECK_EQ_U64(run_child("init-again", env), 10);
 	uint64_t v[] = {1, 2};
 	expect_trace("on", v, 2, NULL, 0);
@@ -119,7 +119,7 @@ static void
 auto_skipped(void)
 {
 	const char *env[] = {"EXTRAE_ON=1", var("EXTRAE_FINAL_DIR", "skip"),
-			     "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE=1", NULL};
+	                     "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE=1", NULL};
 	CHECK_EQ_U64(run_child("init", env), 20);
 	uint64_t v[] = {3}, absent[] = {1};
 	expect_trace("skip", v, 1, absent, 1);
@@ -133,8 +133,8 @@ auto_from_xml(void)
 	FILE *f = fopen(xml, "w");
 	REQUIRE(f);
 	fprintf(f, "<?xml version='1.0'?>\n<trace enabled=\"yes\">\n"
-		   "<storage enabled=\"yes\"><final-directory enabled=\"yes\">"
-		   "$XT_BASE$/xml</final-directory></storage></trace>\n");
+	           "<storage enabled=\"yes\"><final-directory enabled=\"yes\">"
+	           "$XT_BASE$/xml</final-directory></storage></trace>\n");
 	fclose(f);
 	snprintf(path, sizeof path, "EXTRAE_CONFIG_FILE=%s", xml);
 	char base_var[600];
@@ -158,10 +158,11 @@ not_configured(void)
 	const char *none[] = {var("DWT_DIR", "none"), NULL};
 	CHECK_EQ_U64(run_child("none", none), 20);
 	const char *off[] = {"EXTRAE_ON=0", var("EXTRAE_FINAL_DIR", "off"),
-			     NULL};
+	                     NULL};
 	CHECK_EQ_U64(run_child("none", off), 20);
 	const char *skip[] = {"EXTRAE_ON=yes", var("EXTRAE_FINAL_DIR", "bad"),
-			      "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE=maybe", NULL};
+	                      "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE=maybe",
+	                      NULL};
 	CHECK_EQ_U64(run_child("none", skip), 10); /* message, then init */
 	char d[700];
 	snprintf(d, sizeof d, "%s/none", base);

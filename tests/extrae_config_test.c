@@ -17,10 +17,11 @@
 static char base[512];
 
 static const char *const vars[] = {
-	"EXTRAE_ON",	      "EXTRAE_PROGRAM_NAME", "EXTRAE_DIR",
-	"EXTRAE_FINAL_DIR",   "EXTRAE_BUFFER_SIZE",  "EXTRAE_FILE_SIZE",
-	"EXTRAE_CONFIG_FILE", "DWT_DIR",	     "DWT_SEGMENT_SIZE",
-	"DWT_ENABLED",
+    "EXTRAE_ON",          "EXTRAE_PROGRAM_NAME",
+    "EXTRAE_DIR",         "EXTRAE_FINAL_DIR",
+    "EXTRAE_BUFFER_SIZE", "EXTRAE_FILE_SIZE",
+    "EXTRAE_CONFIG_FILE", "DWT_DIR",
+    "DWT_SEGMENT_SIZE",   "DWT_ENABLED",
 };
 
 static void

@@ -17,10 +17,10 @@
 #include "extrae_tu.h"
 
 #define T_TASK_CLOCK 39000001u
-#define T_CTX 39000002u
-#define T_FAULTS 39000003u
-#define T_INS 42000050u
-#define T_CYC 42000059u
+#define T_CTX        39000002u
+#define T_FAULTS     39000003u
+#define T_INS        42000050u
+#define T_CYC        42000059u
 
 /* Whether this machine lets us open a counter of this kind at all. */
 static int
@@ -133,16 +133,17 @@ check_present(const struct xt_proc *p, int hw)
 	counter_at(p, 4, T_TASK_CLOCK, &f);
 	CHECK(!f);
 	CHECK(xt_streq(rd_proc_type_name(p->labels, T_TASK_CLOCK),
-		       "Task clock (ns of CPU time)"));
-	CHECK(xt_streq(rd_proc_type_name(p->labels, T_CTX),
-		       "Context switches"));
+	               "Task clock (ns of CPU time)"));
+	CHECK(
+	    xt_streq(rd_proc_type_name(p->labels, T_CTX), "Context switches"));
 	CHECK(xt_streq(rd_proc_type_name(p->labels, T_FAULTS), "Page faults"));
-	CHECK(xt_count_type(p, 401) == 1 && xt_count_type(p, T_TASK_CLOCK) == 5);
+	CHECK(xt_count_type(p, 401) == 1 &&
+	      xt_count_type(p, T_TASK_CLOCK) == 5);
 	counter_at(p, 1, T_INS, &f);
 	CHECK(f == hw);
 	if (hw)
 		CHECK(xt_streq(rd_proc_type_name(p->labels, T_INS),
-			       "PAPI_TOT_INS [Instr completed]"));
+		               "PAPI_TOT_INS [Instr completed]"));
 }
 
 int

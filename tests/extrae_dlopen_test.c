@@ -148,7 +148,8 @@ main(void)
 	uint32_t M = 0, m = 0, r = 0;
 	setenv("EXTRAE_ON", "1", 1);
 	setenv("EXTRAE_FINAL_DIR", dir, 1);
-	setenv("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE", "1", 1); /* as Extrae_jll */
+	setenv("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE", "1",
+	       1); /* as Extrae_jll */
 	void *h = dlopen("libseqtrace.so", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		fprintf(stderr, "dlopen libseqtrace.so: %s\n", dlerror());

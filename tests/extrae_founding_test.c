@@ -20,10 +20,10 @@
 
 #include "extrae_tu.h"
 
-#define NTASKS 4
-#define HOPS 3
+#define NTASKS  4
+#define HOPS    3
 #define T_PHASE 6000u
-#define T_HOP 6001u
+#define T_HOP   6001u
 
 /* ---- a task: Extrae API only ---- */
 
@@ -89,7 +89,8 @@ work(void)
 static int
 task_main(unsigned task, int to_next, int from_prev)
 {
-	unsigned next = (task + 1) % NTASKS, prev = (task + NTASKS - 1) % NTASKS;
+	unsigned next = (task + 1) % NTASKS,
+	         prev = (task + NTASKS - 1) % NTASKS;
 	my_task = task;
 	Extrae_set_taskid_function(taskid);
 	Extrae_set_numtasks_function(numtasks);
@@ -129,7 +130,7 @@ start(unsigned task, int pipes[NTASKS][2])
 	snprintf(final, sizeof final, "EXTRAE_FINAL_DIR=%s", dir);
 	char *args[] = {"extrae_founding_test", "task", t, w, r, NULL};
 	char *env[] = {"EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE=1", "EXTRAE_ON=1",
-		       name, final, NULL};
+	               name, final, NULL};
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
@@ -186,13 +187,13 @@ check_task(struct xt_proc *p, unsigned task)
 	CHECK_EQ_U64(xt_count_event(p, T_PHASE, 0), HOPS);
 	CHECK_EQ_U64(xt_count_type(p, T_HOP), 2 * HOPS);
 	CHECK(xt_streq(rd_proc_type_name(p->labels, T_PHASE), "Phase"));
-	CHECK(xt_streq(rd_proc_value_name(p->labels, T_PHASE, 2),
-		       "Communicate"));
+	CHECK(
+	    xt_streq(rd_proc_value_name(p->labels, T_PHASE, 2), "Communicate"));
 	CHECK(xt_streq(rd_proc_type_name(p->labels, T_HOP), "Hop"));
 	long f = xt_find_kind(p, FMT_R_FUNC_ENTER, 0);
 	CHECK(f >= 0 &&
 	      xt_streq(rd_proc_func_name(p->labels, p->recs[f].r.u.func.addr),
-		       "work"));
+	               "work"));
 }
 
 /* Every send has its receive, in the right tasks, after it. */
@@ -252,10 +253,10 @@ check_prv_comm(const char *line, unsigned *ncomm)
 {
 	unsigned long long f[15];
 	if (sscanf(line,
-		   "3:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:"
-		   "%llu:%llu:%llu",
-		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7],
-		   &f[8], &f[9], &f[10], &f[11], &f[12], &f[13]) != 14) {
+	           "3:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:%llu:"
+	           "%llu:%llu:%llu",
+	           &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7],
+	           &f[8], &f[9], &f[10], &f[11], &f[12], &f[13]) != 14) {
 		fprintf(stderr, "bad communication line: %.80s\n", line);
 		tu_failures++;
 		return;
@@ -275,12 +276,11 @@ count_prv_phase(const char *line, unsigned phase1[NTASKS])
 	unsigned long long t, type, value;
 	int n;
 	if (sscanf(line, "2:%u:%u:%u:%u:%llu%n", &cpu, &appl, &task, &thread,
-		   &t, &n) != 5 ||
+	           &t, &n) != 5 ||
 	    task < 1 || task > NTASKS)
 		return;
-	for (const char *p = line + n; sscanf(p, ":%llu:%llu%n", &type,
-					      &value, &n) == 2;
-	     p += n)
+	for (const char *p = line + n;
+	     sscanf(p, ":%llu:%llu%n", &type, &value, &n) == 2; p += n)
 		if (type == T_PHASE && value == 1)
 			phase1[task - 1]++;
 }
@@ -347,7 +347,8 @@ check_merged(void)
 	char *tool = getenv("DWORK_TOOL"), prefix[700];
 	char *probe[] = {tool, "merge", "--help", NULL};
 	if (!tool || access(tool, X_OK) != 0 || run_tool(probe, 1) != 0) {
-		printf("extrae_founding: no `dwork merge`: merge not checked\n");
+		printf(
+		    "extrae_founding: no `dwork merge`: merge not checked\n");
 		return;
 	}
 	snprintf(prefix, sizeof prefix, "%s/founding", dir);
@@ -362,7 +363,7 @@ main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "task") == 0)
 		return task_main((unsigned)atoi(argv[2]), atoi(argv[3]),
-				 atoi(argv[4]));
+		                 atoi(argv[4]));
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("extrae-founding"));
 	run_tasks();
 	check();

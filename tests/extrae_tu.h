@@ -84,7 +84,8 @@ xt_load(const char *dir)
 		p->hdr = d->procs[i].hdr;
 		rd_calib_init(&p->calib, p->hdr.clock, p->hdr.ticks_per_s);
 		if (d->procs[i].proc_path &&
-		    rd_proc_open(d->procs[i].proc_path, &e, &p->labels) == DW_OK)
+		    rd_proc_open(d->procs[i].proc_path, &e, &p->labels) ==
+		        DW_OK)
 			rd_calib_add_proc(&p->calib, p->labels);
 		for (size_t k = 0; k < d->procs[i].nthreads; k++)
 			xt_read_thread(p, d->procs[i].thread_paths[k], &e);

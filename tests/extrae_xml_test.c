@@ -18,33 +18,33 @@ static char cfg[600];
 static int have_xml = 1; /* libxml2 was found at build time */
 
 static const char full_xml[] =
-	"<?xml version='1.0'?>\n"
-	"<trace enabled=\"$XT_ON$\" home=\"/opt/extrae\" "
-	"initial-mode=\"detail\" type=\"paraver\">\n"
-	"  <mpi enabled=\"yes\"><counters enabled=\"yes\"/></mpi>\n"
-	"  <openmp enabled=\"no\"/>\n"
-	"  <callers enabled=\"yes\"><mpi enabled=\"yes\">1-3</mpi></callers>\n"
-	"  <counters enabled=\"$XT_COUNTERS$\">\n"
-	"    <cpu enabled=\"yes\" starting-set-distribution=\"1\">\n"
-	"      <set enabled=\"yes\" domain=\"all\">PAPI_TOT_INS</set>\n"
-	"    </cpu>\n"
-	"  </counters>\n"
-	"  <storage enabled=\"yes\">\n"
-	"    <trace-prefix enabled=\"yes\"> $XT_PREFIX$ </trace-prefix>\n"
-	"    <size enabled=\"yes\">4</size>\n"
-	"    <temporal-directory enabled=\"yes\">$XT_BASE$/tmp"
-	"</temporal-directory>\n"
-	"    <final-directory enabled=\"yes\">$XT_BASE$/final-$XT_PREFIX$"
-	"</final-directory>\n"
-	"    <gather-mpits enabled=\"no\"/>\n"
-	"  </storage>\n"
-	"  <buffer enabled=\"yes\">\n"
-	"    <size enabled=\"yes\">8000</size>\n"
-	"    <circular enabled=\"yes\"/>\n"
-	"  </buffer>\n"
-	"  <merge enabled=\"yes\" synchronization=\"default\">t.prv</merge>\n"
-	"  <merge enabled=\"yes\"/>\n"
-	"</trace>\n";
+    "<?xml version='1.0'?>\n"
+    "<trace enabled=\"$XT_ON$\" home=\"/opt/extrae\" "
+    "initial-mode=\"detail\" type=\"paraver\">\n"
+    "  <mpi enabled=\"yes\"><counters enabled=\"yes\"/></mpi>\n"
+    "  <openmp enabled=\"no\"/>\n"
+    "  <callers enabled=\"yes\"><mpi enabled=\"yes\">1-3</mpi></callers>\n"
+    "  <counters enabled=\"$XT_COUNTERS$\">\n"
+    "    <cpu enabled=\"yes\" starting-set-distribution=\"1\">\n"
+    "      <set enabled=\"yes\" domain=\"all\">PAPI_TOT_INS</set>\n"
+    "    </cpu>\n"
+    "  </counters>\n"
+    "  <storage enabled=\"yes\">\n"
+    "    <trace-prefix enabled=\"yes\"> $XT_PREFIX$ </trace-prefix>\n"
+    "    <size enabled=\"yes\">4</size>\n"
+    "    <temporal-directory enabled=\"yes\">$XT_BASE$/tmp"
+    "</temporal-directory>\n"
+    "    <final-directory enabled=\"yes\">$XT_BASE$/final-$XT_PREFIX$"
+    "</final-directory>\n"
+    "    <gather-mpits enabled=\"no\"/>\n"
+    "  </storage>\n"
+    "  <buffer enabled=\"yes\">\n"
+    "    <size enabled=\"yes\">8000</size>\n"
+    "    <circular enabled=\"yes\"/>\n"
+    "  </buffer>\n"
+    "  <merge enabled=\"yes\" synchronization=\"default\">t.prv</merge>\n"
+    "  <merge enabled=\"yes\"/>\n"
+    "</trace>\n";
 
 static void
 write_cfg(const char *text)
@@ -116,7 +116,7 @@ full(void)
 	setenv("XT_PREFIX", "xmlprog", 1);
 	setenv("XT_COUNTERS", "no", 1);
 	setenv("XT_ON", "yes", 1);
-	setenv("EXTRAE_ON", "0", 1);		     /* ignored: the file rules */
+	setenv("EXTRAE_ON", "0", 1); /* ignored: the file rules */
 	setenv("EXTRAE_PROGRAM_NAME", "envname", 1); /* ignored too */
 	char *msg = init_with(full_xml);
 	if (no_libxml2(msg)) {
@@ -124,7 +124,8 @@ full(void)
 		CHECK(Extrae_is_initialized() == EXTRAE_NOT_INITIALIZED);
 		printf("extrae_xml: built without libxml2: fallback checked\n");
 	} else {
-		CHECK(Extrae_is_initialized() == EXTRAE_INITIALIZED_EXTRAE_INIT);
+		CHECK(Extrae_is_initialized() ==
+		      EXTRAE_INITIALIZED_EXTRAE_INIT);
 		check_full(msg);
 	}
 	free(msg);
@@ -137,14 +138,15 @@ full(void)
 static void
 missing_var(void)
 {
-	char *msg = init_with(
-		"<trace enabled=\"yes\"><storage enabled=\"yes\">"
-		"<temporal-directory enabled=\"yes\">$XT_BASE$/tmp2"
-		"</temporal-directory><final-directory enabled=\"yes\">"
-		"$XT_NOPE$/x</final-directory></storage></trace>");
+	char *msg =
+	    init_with("<trace enabled=\"yes\"><storage enabled=\"yes\">"
+	              "<temporal-directory enabled=\"yes\">$XT_BASE$/tmp2"
+	              "</temporal-directory><final-directory enabled=\"yes\">"
+	              "$XT_NOPE$/x</final-directory></storage></trace>");
 	if (!no_libxml2(msg)) {
 		CHECK(strstr(msg, "XT_NOPE is not set"));
-		CHECK(Extrae_is_initialized() == EXTRAE_INITIALIZED_EXTRAE_INIT);
+		CHECK(Extrae_is_initialized() ==
+		      EXTRAE_INITIALIZED_EXTRAE_INIT);
 		Extrae_fini();
 		CHECK(access(path("tmp2"), F_OK) == 0);
 	}
@@ -170,10 +172,10 @@ static void
 bad_files(void)
 {
 	refused("<trace enabled=\"yes\"><buffer enabled=\"yes\"><size "
-		"enabled=\"yes\">lots</size></buffer></trace>",
-		"<size>='lots' is not valid: expected a number of events");
+	        "enabled=\"yes\">lots</size></buffer></trace>",
+	        "<size>='lots' is not valid: expected a number of events");
 	refused("<trace enabled=\"perhaps\"></trace>",
-		"<trace enabled>='perhaps' is not valid");
+	        "<trace enabled>='perhaps' is not valid");
 	refused("<trace enabled=\"yes\"><storage>", "EXTRAE_CONFIG_FILE=");
 	refused("<extrae/>", "the root element must be <trace>");
 	refused("<trace enabled=\"no\"/>", "");

@@ -10,28 +10,24 @@
 
 static volatile int sink;
 
-static void __attribute__((noinline))
-leaf_short(void)
+static void __attribute__((noinline)) leaf_short(void)
 {
 	sink++;
 }
 
-static void __attribute__((noinline))
-level3(void)
+static void __attribute__((noinline)) level3(void)
 {
 	usleep(2000);
 	sink++;
 }
 
-static void __attribute__((noinline))
-level2(void)
+static void __attribute__((noinline)) level2(void)
 {
 	level3();
 	leaf_short();
 }
 
-static void __attribute__((noinline))
-level1(void)
+static void __attribute__((noinline)) level1(void)
 {
 	level2();
 }

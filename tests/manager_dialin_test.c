@@ -76,8 +76,8 @@ raw_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	REQUIRE(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
 	return fd;
 }
@@ -87,7 +87,7 @@ free_port(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof a;
 	REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
 	getsockname(fd, (struct sockaddr *)&a, &sl);

@@ -30,9 +30,10 @@ line_bad(const char *s, const char *expect)
 	char why[256] = "";
 	int r = mf_parse_line(s, strlen(s), &h, why, sizeof why);
 	if (r != -1 || !strstr(why, expect)) {
-		fprintf(stderr, "line '%s': got %d '%s', expected an error "
-				"with '%s'\n",
-			s, r, why, expect);
+		fprintf(stderr,
+		        "line '%s': got %d '%s', expected an error "
+		        "with '%s'\n",
+		        s, r, why, expect);
 		tu_failures++;
 	}
 }
@@ -91,15 +92,15 @@ static void
 test_files(void)
 {
 	const char *text = "# cluster\n"
-			   "node1\n"
-			   "\n"
-			   "2*bob@node2:2200 10.1.1.2\n"
-			   "auto*node3\n";
+	                   "node1\n"
+	                   "\n"
+	                   "2*bob@node2:2200 10.1.1.2\n"
+	                   "auto*node3\n";
 	struct mf_host *hs;
 	int n;
 	char why[300];
 	REQUIRE(mf_parse(text, strlen(text), "m.txt", &hs, &n, why,
-			 sizeof why) == 0);
+	                 sizeof why) == 0);
 	CHECK(n == 3);
 	CHECK(n == 3 && hs[1].count == 2 && hs[1].port == 2200 &&
 	      !strcmp(hs[2].host, "node3") && hs[2].count == DW_AUTO);

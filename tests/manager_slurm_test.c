@@ -34,8 +34,8 @@ struct daemon {
 	pid_t pid;
 };
 
-static struct daemon dmn[3] = {{"munged", -1}, {"slurmctld", -1},
-			       {"slurmd", -1}};
+static struct daemon dmn[3] = {
+    {"munged", -1}, {"slurmctld", -1}, {"slurmd", -1}};
 static char sdir[600], why[800];
 
 static pid_t
@@ -101,23 +101,24 @@ write_conf(const char *host)
 	while (p2 == p1)
 		p2 = mu_free_port("127.0.0.1");
 	fprintf(f,
-		"ClusterName=dwtest\nSlurmctldHost=%s(127.0.0.1)\n"
-		"SlurmctldPort=%d\nSlurmdPort=%d\nSlurmUser=root\n"
-		"SlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
-		"AuthInfo=socket=%s/munge.sock\nStateSaveLocation=%s/state\n"
-		"SlurmdSpoolDir=%s/spool\nSlurmctldPidFile=%s/slurmctld.pid\n"
-		"SlurmdPidFile=%s/slurmd.pid\nProctrackType=proctrack/pgid\n"
-		"TaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
-		"AccountingStorageType=accounting_storage/none\n"
-		"SchedulerType=sched/builtin\nSelectType=select/cons_tres\n"
-		"SelectTypeParameters=CR_CPU\nMpiDefault=none\n"
-		"ReturnToService=2\nNodeName=%s NodeAddr=127.0.0.1 CPUs=%ld "
-		"State=UNKNOWN\nPartitionName=debug Nodes=%s Default=YES "
-		"MaxTime=INFINITE State=UP OverSubscribe=YES\n",
-		host, p1, p2, sdir, sdir, sdir, sdir, sdir, host,
-		sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 2
-						  : sysconf(_SC_NPROCESSORS_ONLN),
-		host);
+	        "ClusterName=dwtest\nSlurmctldHost=%s(127.0.0.1)\n"
+	        "SlurmctldPort=%d\nSlurmdPort=%d\nSlurmUser=root\n"
+	        "SlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
+	        "AuthInfo=socket=%s/munge.sock\nStateSaveLocation=%s/state\n"
+	        "SlurmdSpoolDir=%s/spool\nSlurmctldPidFile=%s/slurmctld.pid\n"
+	        "SlurmdPidFile=%s/slurmd.pid\nProctrackType=proctrack/pgid\n"
+	        "TaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
+	        "AccountingStorageType=accounting_storage/none\n"
+	        "SchedulerType=sched/builtin\nSelectType=select/cons_tres\n"
+	        "SelectTypeParameters=CR_CPU\nMpiDefault=none\n"
+	        "ReturnToService=2\nNodeName=%s NodeAddr=127.0.0.1 CPUs=%ld "
+	        "State=UNKNOWN\nPartitionName=debug Nodes=%s Default=YES "
+	        "MaxTime=INFINITE State=UP OverSubscribe=YES\n",
+	        host, p1, p2, sdir, sdir, sdir, sdir, sdir, host,
+	        sysconf(_SC_NPROCESSORS_ONLN) < 2
+	            ? 2
+	            : sysconf(_SC_NPROCESSORS_ONLN),
+	        host);
 	fclose(f);
 	setenv("SLURM_CONF", path, 1);
 	return 0;
@@ -128,17 +129,19 @@ static int
 start_slurm(void)
 {
 	const char *bins[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld",
-			      "/usr/sbin/slurmd", "/usr/bin/salloc",
-			      "/usr/bin/srun", "/usr/bin/sinfo"};
+	                      "/usr/sbin/slurmd", "/usr/bin/salloc",
+	                      "/usr/bin/srun",    "/usr/bin/sinfo"};
 	for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++)
 		if (access(bins[i], X_OK) != 0) {
-			snprintf(why, sizeof why, "%s is not installed "
-				 "(apt-get install slurm-wlm munge)", bins[i]);
+			snprintf(why, sizeof why,
+			         "%s is not installed "
+			         "(apt-get install slurm-wlm munge)",
+			         bins[i]);
 			return -1;
 		}
 	if (geteuid() != 0) {
 		snprintf(why, sizeof why, "slurmd must run as root; uid %d",
-			 (int)geteuid());
+		         (int)geteuid());
 		return -1;
 	}
 	char host[256];
@@ -146,8 +149,9 @@ start_slurm(void)
 	host[strcspn(host, ".")] = 0;
 	snprintf(sdir, sizeof sdir, "%s", tu_tmpdir("slurm"));
 	if (mu_sh("cd '%s' && mkdir state spool && "
-		  "dd if=/dev/urandom of=munge.key bs=1024 count=1 2>/dev/null "
-		  "&& chmod 600 munge.key", sdir) != 0 ||
+	          "dd if=/dev/urandom of=munge.key bs=1024 count=1 2>/dev/null "
+	          "&& chmod 600 munge.key",
+	          sdir) != 0 ||
 	    write_conf(host) < 0) {
 		snprintf(why, sizeof why, "cannot prepare %s", sdir);
 		return -1;
@@ -158,8 +162,8 @@ start_slurm(void)
 	snprintf(a[2], 700, "--pid-file=%s/munged.pid", sdir);
 	snprintf(a[3], 700, "--log-file=%s/munged.log", sdir);
 	snprintf(a[4], 700, "--seed-file=%s/munged.seed", sdir);
-	char *mu[] = {"/usr/sbin/munged", "-F", "-f", a[0], a[1], a[2], a[3],
-		      a[4], NULL};
+	char *mu[] = {
+	    "/usr/sbin/munged", "-F", "-f", a[0], a[1], a[2], a[3], a[4], NULL};
 	snprintf(log, sizeof log, "%s/munged.out", sdir);
 	dmn[0].pid = start_daemon(log, mu);
 	char sock[700];
@@ -170,8 +174,8 @@ start_slurm(void)
 	snprintf(conf, sizeof conf, "%s/slurm.conf", sdir);
 	snprintf(clog, sizeof clog, "%s/slurmctld.log", sdir);
 	snprintf(dlog, sizeof dlog, "%s/slurmd.log", sdir);
-	char *ctld[] = {"/usr/sbin/slurmctld", "-D", "-i", "-f", conf, "-L",
-			clog, NULL};
+	char *ctld[] = {
+	    "/usr/sbin/slurmctld", "-D", "-i", "-f", conf, "-L", clog, NULL};
 	dmn[1].pid = start_daemon(clog, ctld);
 	char *sd[] = {"/usr/sbin/slurmd", "-D", "-f", conf, "-L", dlog, NULL};
 	dmn[2].pid = start_daemon(dlog, sd);
@@ -180,10 +184,10 @@ start_slurm(void)
 			if (waitpid(dmn[k].pid, NULL, WNOHANG) == dmn[k].pid) {
 				char l[400];
 				snprintf(log, sizeof log, "%s/%s.log", sdir,
-					 k == 0 ? "munged" : dmn[k].name);
+				         k == 0 ? "munged" : dmn[k].name);
 				last_line(log, l, sizeof l);
 				snprintf(why, sizeof why, "%s exited: %s",
-					 dmn[k].name, l);
+				         dmn[k].name, l);
 				dmn[k].pid = -1;
 				return -1;
 			}
@@ -193,8 +197,10 @@ start_slurm(void)
 	}
 	char l[400];
 	last_line(dlog, l, sizeof l);
-	snprintf(why, sizeof why, "the node did not become idle within 15 s; "
-		 "slurmd says: %s", l);
+	snprintf(why, sizeof why,
+	         "the node did not become idle within 15 s; "
+	         "slurmd says: %s",
+	         l);
 	return -1;
 }
 
@@ -206,7 +212,7 @@ call_ok(int w)
 	void *res;
 	size_t n;
 	int ok = dw_remotecall_fetch(w, "echo", "hi", 2, &res, &n) == DW_OK &&
-		 n == 2;
+	         n == 2;
 	if (ok)
 		free(res);
 	return ok;
@@ -235,13 +241,13 @@ master(const char *trace)
 		void *res;
 		size_t n;
 		if (dw_remotecall_fetch(ids[i], "slurm_task", NULL, 0, &res,
-					&n) != DW_OK)
+		                        &n) != DW_OK)
 			return 44;
 		char want[64];
 		snprintf(want, sizeof want, "%s/", getenv("SLURM_JOB_ID"));
 		if (n < strlen(want) + 1 || memcmp(res, want, strlen(want)))
 			return fprintf(stderr, "task: '%.*s', want '%s...'\n",
-				       (int)n, (char *)res, want),
+			               (int)n, (char *)res, want),
 			       45;
 		seen |= 1 << (((char *)res)[n - 1] - '0');
 		free(res);
@@ -307,7 +313,7 @@ main(int argc, char **argv)
 	/* the workers do not share the master's trace directory */
 	setenv("DWORK_TEST_NO_SHARED_FS", "1", 1);
 	int rc = mu_sh("salloc -n 2 /proc/%d/exe --master '%s' > '%s' 2>&1",
-		       (int)getpid(), trace, out);
+	               (int)getpid(), trace, out);
 	unsetenv("DWORK_TEST_NO_SHARED_FS");
 	if (rc != 0)
 		fprintf(stderr, "the master under salloc exited with %d\n", rc);
@@ -317,7 +323,7 @@ main(int argc, char **argv)
 	int hello = 0, srun_err = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		hello += !!strstr(line, "From worker ") &&
-			 !!strstr(line, ": hello from ");
+		         !!strstr(line, ": hello from ");
 		if (strstr(line, "srun-error: ")) {
 			srun_err = 1;
 			fputs(line, stdout);

@@ -25,7 +25,7 @@ call_ok(int w)
 	void *res;
 	size_t n;
 	int ok = dw_remotecall_fetch(w, "echo", "hi", 2, &res, &n) == DW_OK &&
-		 n == 2 && !memcmp(res, "hi", 2);
+	         n == 2 && !memcmp(res, "hi", 2);
 	if (ok)
 		free(res);
 	return ok;
@@ -109,8 +109,8 @@ test_options(const char *dir)
 	const char *flags[] = {"-o", "ServerAliveInterval=5", NULL};
 	char cmd[1300];
 	snprintf(cmd, sizeof cmd, "%s", sd.ssh_cmd);
-	dw_ssh_options o = {.ssh = cmd, .ssh_flags = flags, .dir = dir,
-			    .env = env};
+	dw_ssh_options o = {
+	    .ssh = cmd, .ssh_flags = flags, .dir = dir, .env = env};
 	dw_ssh_host h = {.host = spec, .count = 1};
 	int id;
 	REQUIRE(dw_addprocs_ssh(&h, 1, &o, &id, 1) == 1);
@@ -121,7 +121,7 @@ test_options(const char *dir)
 	snprintf(want, sizeof want, "%s|it's a $HOME \"x\"", dir);
 	if (n != strlen(want) || memcmp(res, want, n)) {
 		fprintf(stderr, "cwd|env: got '%.*s', want '%s'\n", (int)n,
-			(char *)res, want);
+		        (char *)res, want);
 		tu_failures++;
 	}
 	free(res);
@@ -158,7 +158,7 @@ test_options(const char *dir)
 	void *big_res;
 	size_t big_n, want_n = 3u << 20;
 	CHECK(dw_remotecall_fetch(id, "big", &want_n, sizeof want_n, &big_res,
-				  &big_n) == DW_OK &&
+	                          &big_n) == DW_OK &&
 	      big_n == want_n);
 	if (big_n == want_n)
 		free(big_res);
@@ -174,13 +174,13 @@ test_signals(void)
 	REQUIRE(dw_addprocs_ssh(&h, 1, NULL, ids, 2) == 2);
 	dw_future *fut;
 	REQUIRE(dw_remotecall(ids[0], "until_interrupted", NULL, 0, &fut) ==
-		DW_OK);
+	        DW_OK);
 	usleep(300000);
 	CHECK(dw_interrupt(ids, 1) == DW_OK);
 	const void *r;
 	size_t n;
-	CHECK(dw_future_fetch_timeout(fut, &r, &n, 5000) == DW_OK &&
-	      n == 11 && !memcmp(r, "interrupted", 11));
+	CHECK(dw_future_fetch_timeout(fut, &r, &n, 5000) == DW_OK && n == 11 &&
+	      !memcmp(r, "interrupted", 11));
 	dw_future_free(fut);
 	/* stopped: heartbeats declare it dead, and it is killed there */
 	int pid = pid_of(ids[1]);
@@ -190,7 +190,7 @@ test_signals(void)
 	void *res;
 	size_t len;
 	while (dw_remotecall_fetch_timeout(ids[1], "echo", "x", 1, &res, &len,
-					   300) != DW_EEXITED &&
+	                                   300) != DW_EEXITED &&
 	       mu_now() - t0 < 10)
 		;
 	CHECK(mu_now() - t0 < 6);
@@ -239,10 +239,10 @@ test_failures(void)
 	/* a key the server does not know */
 	char wrong[1600];
 	snprintf(wrong, sizeof wrong,
-		 "ssh -o IdentitiesOnly=yes -o IdentityFile=%s/host_key "
-		 "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-		 "-o LogLevel=ERROR -F /dev/null",
-		 sd.dir);
+	         "ssh -o IdentitiesOnly=yes -o IdentityFile=%s/host_key "
+	         "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+	         "-o LogLevel=ERROR -F /dev/null",
+	         sd.dir);
 	dw_ssh_options denied = {.ssh = wrong};
 	CHECK(dw_addprocs_ssh(&h, 1, &denied, ids, 4) < 0);
 	SHOW();
@@ -263,7 +263,7 @@ test_failures(void)
 	SHOW();
 	/* partial: the good host's workers are kept, the bad one named */
 	dw_ssh_host mix[2] = {{.host = spec, .count = 2},
-			      {.host = "127.0.0.1:1", .count = 1}};
+	                      {.host = "127.0.0.1:1", .count = 1}};
 	CHECK(dw_addprocs_ssh(mix, 2, NULL, ids, 4) == 2);
 	SHOW();
 	CHECK(strstr(dw_errmsg(), "2 of 3 workers started") &&
@@ -287,7 +287,7 @@ test_machinefile(const char *dir)
 	FILE *f = fopen(path, "w");
 	REQUIRE(f);
 	fprintf(f, "# two lines, three workers\n2*root@%s\n%s 127.0.0.1\n",
-		spec, spec);
+	        spec, spec);
 	fclose(f);
 	int ids[8];
 	CHECK(dw_addprocs_machinefile(path, NULL, ids, 8) == 3);
@@ -352,8 +352,8 @@ test_init_machinefile(const char *dir)
 	REQUIRE(f);
 	fprintf(f, "%s\n0*%s\n", spec, spec);
 	fclose(f);
-	const char *a1[] = {"m", "--mf-child", "--machine-file", path, "rest",
-			    NULL};
+	const char *a1[] = {"m",  "--mf-child", "--machine-file",
+	                    path, "rest",       NULL};
 	CHECK(run_child(a1, NULL) == 0);
 	snprintf(arg, sizeof arg, "--machine-file=%s", path);
 	const char *a2[] = {"m", "--mf-child", arg, "rest", NULL};
@@ -362,8 +362,8 @@ test_init_machinefile(const char *dir)
 	const char *a3[] = {"m", "--mf-child", "rest", NULL};
 	CHECK(run_child(a3, env) == 0);
 	/* a malformed file: dw_init fails, naming file and line */
-	const char *a4[] = {"m", "--mf-child", "--machine-file", bad, "rest",
-			    NULL};
+	const char *a4[] = {"m", "--mf-child", "--machine-file",
+	                    bad, "rest",       NULL};
 	CHECK(run_child(a4, NULL) == 10);
 }
 
@@ -436,8 +436,8 @@ test_tracing(const char *dir)
 	while (fgets(line, sizeof line, f)) {
 		unsigned v[10];
 		if (sscanf(line, "3:%u:%u:%u:%u:%*u:%*u:%u:%u:%u:%u", &v[0],
-			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-			   &v[7]) == 8 &&
+		           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		           &v[7]) == 8 &&
 		    v[2] == 1 && v[6] < 4)
 			comms[v[6]]++;
 	}
@@ -472,7 +472,8 @@ int
 main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--mf-child")) {
-		memmove(&argv[1], &argv[2], sizeof(char *) * (size_t)(argc - 1));
+		memmove(&argv[1], &argv[2],
+		        sizeof(char *) * (size_t)(argc - 1));
 		return machinefile_child(argc - 1, argv);
 	}
 	if (argc > 2 && !strcmp(argv[1], "--traced-child")) {

@@ -28,10 +28,10 @@
 struct sshd {
 	pid_t pid;
 	int port;
-	char addr[64];      /* where it listens */
-	char dir[600];      /* keys, configs, logs */
-	char ssh_cmd[700];  /* "ssh -F DIR/ssh_config" */
-	char why[600];      /* why it could not start */
+	char addr[64];     /* where it listens */
+	char dir[600];     /* keys, configs, logs */
+	char ssh_cmd[700]; /* "ssh -F DIR/ssh_config" */
+	char why[600];     /* why it could not start */
 };
 
 static inline double
@@ -43,8 +43,7 @@ mu_now(void)
 }
 
 /* Runs a shell command quietly; returns its exit status (or -1). */
-static int
-mu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int mu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int
 mu_sh(const char *fmt, ...)
 {
@@ -81,21 +80,23 @@ mu_ssh_keys(struct sshd *s, const char *dir)
 {
 	snprintf(s->dir, sizeof s->dir, "%s", dir);
 	if (access(SSHD_PATH, X_OK) != 0) {
-		snprintf(s->why, sizeof s->why, "%s is not installed "
-			 "(apt-get install openssh-server)", SSHD_PATH);
+		snprintf(s->why, sizeof s->why,
+		         "%s is not installed "
+		         "(apt-get install openssh-server)",
+		         SSHD_PATH);
 		return -1;
 	}
 	if (geteuid() != 0) {
 		snprintf(s->why, sizeof s->why,
-			 "sshd needs root to log users in; running as uid %d",
-			 (int)geteuid());
+		         "sshd needs root to log users in; running as uid %d",
+		         (int)geteuid());
 		return -1;
 	}
 	if (mu_sh("cd '%s' && ssh-keygen -q -t ed25519 -N '' -f host_key && "
-		  "ssh-keygen -q -t ed25519 -N '' -f user_key && "
-		  "cp user_key.pub authorized_keys && "
-		  "chmod 600 authorized_keys",
-		  dir) != 0) {
+	          "ssh-keygen -q -t ed25519 -N '' -f user_key && "
+	          "cp user_key.pub authorized_keys && "
+	          "chmod 600 authorized_keys",
+	          dir) != 0) {
 		snprintf(s->why, sizeof s->why, "ssh-keygen failed");
 		return -1;
 	}
@@ -104,11 +105,12 @@ mu_ssh_keys(struct sshd *s, const char *dir)
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "Host *\n  IdentityFile %s/user_key\n  IdentitiesOnly yes\n"
-		   "  StrictHostKeyChecking no\n"
-		   "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
-		   "  ConnectTimeout 5\n",
-		dir);
+	fprintf(f,
+	        "Host *\n  IdentityFile %s/user_key\n  IdentitiesOnly yes\n"
+	        "  StrictHostKeyChecking no\n"
+	        "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+	        "  ConnectTimeout 5\n",
+	        dir);
 	fclose(f);
 	snprintf(s->ssh_cmd, sizeof s->ssh_cmd, "ssh -F %s/ssh_config", dir);
 	mkdir("/run/sshd", 0755); /* its privilege separation directory */
@@ -126,8 +128,7 @@ mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 	char cfg[700], log[700], pidf[700];
 	snprintf(cfg, sizeof cfg, "%s/sshd_%s_%d.conf", s->dir, addr, s->port);
 	snprintf(log, sizeof log, "%s/sshd_%s_%d.log", s->dir, addr, s->port);
-	snprintf(pidf, sizeof pidf, "%s/sshd_%s_%d.pid", s->dir, addr,
-		 s->port);
+	snprintf(pidf, sizeof pidf, "%s/sshd_%s_%d.pid", s->dir, addr, s->port);
 	FILE *f = fopen(cfg, "w");
 	if (!f || s->port <= 0) {
 		snprintf(s->why, sizeof s->why, "no port for sshd on %s", addr);
@@ -135,17 +136,18 @@ mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 			fclose(f);
 		return -1;
 	}
-	fprintf(f, "ListenAddress %s\nPort %d\nHostKey %s/host_key\n"
-		   "AuthorizedKeysFile %s/authorized_keys\n"
-		   "PermitRootLogin prohibit-password\nStrictModes no\n"
-		   "UsePAM no\nPidFile %s\nPasswordAuthentication no\n"
-		   "KbdInteractiveAuthentication no\nMaxStartups 64\n"
-		   "MaxSessions 64\nUseDNS no\n",
-		addr, s->port, s->dir, s->dir, pidf);
+	fprintf(f,
+	        "ListenAddress %s\nPort %d\nHostKey %s/host_key\n"
+	        "AuthorizedKeysFile %s/authorized_keys\n"
+	        "PermitRootLogin prohibit-password\nStrictModes no\n"
+	        "UsePAM no\nPidFile %s\nPasswordAuthentication no\n"
+	        "KbdInteractiveAuthentication no\nMaxStartups 64\n"
+	        "MaxSessions 64\nUseDNS no\n",
+	        addr, s->port, s->dir, s->dir, pidf);
 	fclose(f);
 	char cmd[2400];
 	snprintf(cmd, sizeof cmd, "exec %s%s%s -D -e -f %s", wrap ? wrap : "",
-		 wrap ? " " : "", SSHD_PATH, cfg);
+	         wrap ? " " : "", SSHD_PATH, cfg);
 	s->pid = fork();
 	if (s->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -161,10 +163,11 @@ mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 			break;
 		}
 		char probe[1600];
-		snprintf(probe, sizeof probe, "%s%s %s -p %d -- %s true "
-			 "</dev/null >/dev/null 2>&1",
-			 wrap ? wrap : "", wrap ? " " : "", s->ssh_cmd, s->port,
-			 addr);
+		snprintf(probe, sizeof probe,
+		         "%s%s %s -p %d -- %s true "
+		         "</dev/null >/dev/null 2>&1",
+		         wrap ? wrap : "", wrap ? " " : "", s->ssh_cmd, s->port,
+		         addr);
 		if (i % 10 == 9 && mu_sh("%s", probe) == 0)
 			return 0;
 		usleep(20000);
@@ -178,8 +181,8 @@ mu_sshd_start(struct sshd *s, const char *addr, int port, const char *wrap)
 		fclose(lf);
 	}
 	tail[strcspn(tail, "\n")] = 0;
-	snprintf(s->why, sizeof s->why, "sshd on %s:%d did not start: %s",
-		 addr, s->port, tail[0] ? tail : "(no log)");
+	snprintf(s->why, sizeof s->why, "sshd on %s:%d did not start: %s", addr,
+	         s->port, tail[0] ? tail : "(no log)");
 	if (s->pid > 0) {
 		kill(s->pid, SIGKILL);
 		waitpid(s->pid, NULL, 0);

@@ -156,8 +156,8 @@ test_failures(const char *base)
 	CHECK(output_has(err_path, "no trace files"));
 	/* damaged but mergeable: exit 0, one line per problem */
 	snprintf(dir, sizeof dir, "%s/run.trace", base);
-	fd = open(strcat(strcpy(prefix, dir), "/junk.dwt"),
-	          O_WRONLY | O_CREAT, 0644);
+	fd = open(strcat(strcpy(prefix, dir), "/junk.dwt"), O_WRONLY | O_CREAT,
+	          0644);
 	REQUIRE(fd >= 0 && write(fd, "junk", 4) == 4);
 	close(fd);
 	snprintf(prefix, sizeof prefix, "%s/damaged", base);

@@ -52,7 +52,8 @@ test_tconv(void)
 static void
 test_offsets(void)
 {
-	mg_sync s[] = {{2000, 700, 40, 0}, {1000, 500, 20, 0}, {4000, 600, 60, 0}};
+	mg_sync s[] = {
+	    {2000, 700, 40, 0}, {1000, 500, 20, 0}, {4000, 600, 60, 0}};
 	mg_sync bad[] = {{0, 0, 10, 0}, {100, -80, 10, 0}, {200, 5, 10, 0}};
 	rd_errlist errs;
 	mg_clock k;
@@ -64,9 +65,9 @@ test_offsets(void)
 	k.kind = MG_CLK_SYNC;
 	CHECK_EQ_U64(mg_clock_off(&k, 1500), 600);
 	CHECK_EQ_U64(mg_clock_off(&k, 3000), 650);
-	CHECK_EQ_U64(mg_clock_off(&k, 500), 483);  /* first-to-last slope */
+	CHECK_EQ_U64(mg_clock_off(&k, 500), 483); /* first-to-last slope */
 	CHECK_EQ_U64(mg_clock_off(&k, 5000), 633);
-	CHECK_EQ_U64(mg_clock_err(&k, 1100), 10);  /* nearest: rtt 20 */
+	CHECK_EQ_U64(mg_clock_err(&k, 1100), 10); /* nearest: rtt 20 */
 	CHECK_EQ_U64(mg_clock_err(&k, 3500), 30);
 	mg_tconv_init(&c, &k);
 	for (int64_t x = 0; x < 6000; x += 7)
@@ -81,12 +82,13 @@ test_offsets(void)
 	rd_errlist_free(&errs);
 }
 
-/* ---- Four hosts ------------------------------------------------------------ */
+/* ---- Four hosts ------------------------------------------------------------
+ */
 
-#define NT     6      /* tasks */
-#define ITERS  200
-#define STEP   100000 /* ns between iterations: drifts add up */
-#define REAL0  1700000000000000000ll
+#define NT    6 /* tasks */
+#define ITERS 200
+#define STEP  100000 /* ns between iterations: drifts add up */
+#define REAL0 1700000000000000000ll
 
 static int64_t latency; /* true send-to-receive time */
 static int64_t noise;   /* sync measurement error bound */
@@ -210,10 +212,9 @@ hosts_trace(const char *dir)
 		p.init_ns = (uint64_t)mono(host_of[task], 0);
 		p.init_ticks = ticks(task, 0);
 		/* hosts b and c: real time 1 ms off (their syncs fix it) */
-		p.init_real_ns = (uint64_t)REAL0 +
-		                 (host_of[task] == 1 || host_of[task] == 2
-		                      ? 1000000
-		                      : 0);
+		p.init_real_ns =
+		    (uint64_t)REAL0 +
+		    (host_of[task] == 1 || host_of[task] == 2 ? 1000000 : 0);
 		p.seg_size = 4096; /* many calibration pairs */
 		ms_proc_end(&p, ticks(task, ITERS * STEP + 1000));
 		ms_thread_open(&th, &p, 0);
@@ -248,8 +249,9 @@ check_latencies(const char *prefix, int64_t tol)
 		               &f[13]) == 14);
 		if (absdiff((int64_t)(f[11] - f[5]), latency) > tol &&
 		    f[11] > f[5]) {
-			fprintf(stderr, "latency %lld (task %llu -> %llu), want "
-			                "%lld +- %lld\n",
+			fprintf(stderr,
+			        "latency %lld (task %llu -> %llu), want "
+			        "%lld +- %lld\n",
 			        (long long)(f[11] - f[5]), f[2] - 1, f[8] - 1,
 			        (long long)latency, (long long)tol);
 			tu_failures++;

@@ -14,7 +14,7 @@
 
 #include "merge_util.h"
 
-#define NMSG 50
+#define NMSG    50
 #define T_PHASE 4000
 
 static void *
@@ -29,8 +29,7 @@ helper(void *arg)
 	return NULL;
 }
 
-static void __attribute__((noinline))
-work(int i)
+static void __attribute__((noinline)) work(int i)
 {
 	dwt_func_enter((const void *)work);
 	dwt_event(T_PHASE, (uint64_t)i % 3);
@@ -160,9 +159,8 @@ main(void)
 	snprintf(path, sizeof path, "%s.pcf", prefix);
 	pcf = mt_slurp(path);
 	CHECK(pcf && strstr(pcf, "Phase") && strstr(pcf, "received") &&
-	      strstr(pcf, "40   Custom state") &&
-	      strstr(pcf, "{51,102,153}") && strstr(pcf, "work") &&
-	      strstr(pcf, "User function"));
+	      strstr(pcf, "40   Custom state") && strstr(pcf, "{51,102,153}") &&
+	      strstr(pcf, "work") && strstr(pcf, "User function"));
 	snprintf(path, sizeof path, "%s.row", prefix);
 	row = mt_slurp(path);
 	CHECK(row && strstr(row, "task 0 thread 0 (sender)") &&

@@ -34,9 +34,9 @@ typedef struct ms_proc {
 	char dir[1024];
 	uint64_t uid;
 	uint32_t pid, task, ntasks, nthreads;
-	uint16_t vmajor;        /* 1; tests set 2 for "newer version" */
-	uint32_t clock;         /* FMT_CLOCK_MONO_RAW (default) or TSC */
-	uint64_t ticks_per_s;   /* TSC: ns = init_ns + (t - init) * 1e9 / tps */
+	uint16_t vmajor;      /* 1; tests set 2 for "newer version" */
+	uint32_t clock;       /* FMT_CLOCK_MONO_RAW (default) or TSC */
+	uint64_t ticks_per_s; /* TSC: ns = init_ns + (t - init) * 1e9 / tps */
 	uint64_t init_ticks, init_ns, init_real_ns;
 	bool ended;
 	uint64_t end_ticks;
@@ -96,11 +96,12 @@ ms_ns(const ms_proc *p, uint64_t ticks)
 		return ticks;
 	if (ticks >= p->init_ticks) {
 		d = (unsigned __int128)(ticks - p->init_ticks) * 1000000000u;
-		return p->init_ns + (uint64_t)((d + p->ticks_per_s / 2) /
-		                               p->ticks_per_s);
+		return p->init_ns +
+		       (uint64_t)((d + p->ticks_per_s / 2) / p->ticks_per_s);
 	}
 	d = (unsigned __int128)(p->init_ticks - ticks) * 1000000000u;
-	return p->init_ns - (uint64_t)((d + p->ticks_per_s / 2) / p->ticks_per_s);
+	return p->init_ns -
+	       (uint64_t)((d + p->ticks_per_s / 2) / p->ticks_per_s);
 }
 
 static inline void
@@ -108,7 +109,8 @@ ms_header(const ms_proc *p, unsigned char *h, uint32_t kind, uint32_t tid,
           uint64_t records)
 {
 	memset(h, 0, FMT_HEADER_PAGE);
-	memcpy(h, kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS : FMT_MAGIC_THREAD,
+	memcpy(h,
+	       kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS : FMT_MAGIC_THREAD,
 	       8);
 	fmt_put_u16(h + FMT_H_VMAJOR, p->vmajor);
 	fmt_put_u16(h + FMT_H_VMINOR, 0);
@@ -145,8 +147,8 @@ ms_path(const ms_proc *p, char *buf, size_t len, int tid)
 		snprintf(buf, len, "%s/%s.%u.%016llx.dwp", p->dir, p->program,
 		         p->pid, (unsigned long long)p->uid);
 	else
-		snprintf(buf, len, "%s/%s.%u.%016llx.%d.dwt", p->dir, p->program,
-		         p->pid, (unsigned long long)p->uid, tid);
+		snprintf(buf, len, "%s/%s.%u.%016llx.%d.dwt", p->dir,
+		         p->program, p->pid, (unsigned long long)p->uid, tid);
 }
 
 /* Appends a label record: kind, then a fixed part and a name. */
@@ -270,7 +272,8 @@ ms_proc_close(ms_proc *p)
 	p->ntlv = p->captlv = 0;
 }
 
-/* ---- Thread --------------------------------------------------------------- */
+/* ---- Thread ---------------------------------------------------------------
+ */
 
 static inline void
 ms_thread_open(ms_thread *t, ms_proc *p, uint32_t tid)

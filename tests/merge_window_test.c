@@ -64,7 +64,8 @@ test_given_up(void)
 	CHECK(mt_said(&errs, "read after its send was given up"));
 	CHECK_EQ_U64(rep.events, 2000);
 	mt_check(prefix, PC_ALL, NULL);
-	CHECK(has_line(prefix, "3:1:1:1:1:19900:19900:2:1:2:1:20000:20000:8:0"));
+	CHECK(
+	    has_line(prefix, "3:1:1:1:1:19900:19900:2:1:2:1:20000:20000:8:0"));
 	rd_errlist_free(&errs);
 	tu_rmtree(dir);
 
@@ -107,10 +108,10 @@ test_parts(void)
 	ms_proc_end(&a, 2000);
 	ms_thread_open(&a0, &a, 0);
 	ms_thread_open(&a1, &a, 1);
-	ms_comm(&a0, 100, LOG, 1, 4, 32, 1);  /* the program's send */
-	ms_comm(&a1, 150, PHY, 1, 4, 32, 1);  /* the bytes leave */
-	ms_comm(&a1, 500, PHY, 1, 4, 32, 2);  /* bytes leave first ... */
-	ms_comm(&a0, 600, LOG, 1, 4, 32, 2);  /* ... logical after: fixed */
+	ms_comm(&a0, 100, LOG, 1, 4, 32, 1); /* the program's send */
+	ms_comm(&a1, 150, PHY, 1, 4, 32, 1); /* the bytes leave */
+	ms_comm(&a1, 500, PHY, 1, 4, 32, 2); /* bytes leave first ... */
+	ms_comm(&a0, 600, LOG, 1, 4, 32, 2); /* ... logical after: fixed */
 	ms_comm(&a0, 700, LOG | PHY, 1, 4, 32, 3);
 	for (int i = 0; i < 100; i++)
 		ms_event(&a0, 800 + (uint64_t)i, 1000, 1);

@@ -27,8 +27,8 @@
 #include <string.h>
 
 enum {
-	PC_TILED = 1,   /* each thread's states cover [0, FTIME) exactly */
-	PC_CAUSAL = 2,  /* physical receive never before physical send */
+	PC_TILED = 1,  /* each thread's states cover [0, FTIME) exactly */
+	PC_CAUSAL = 2, /* physical receive never before physical send */
 	PC_ONE_EVENT_LINE = 4, /* one event line per thread and time */
 	PC_ALL = 7,
 };
@@ -50,8 +50,8 @@ typedef struct pc_ctx {
 	uint32_t *task_first;   /* global thread index of its thread 1 */
 	uint32_t *appl_first;   /* global task index of its task 1 */
 	uint32_t *appl_ntasks;
-	uint64_t *state_end;    /* per thread: end of its last state */
-	uint64_t *event_time;   /* per thread: time of its last event + 1 */
+	uint64_t *state_end;  /* per thread: end of its last state */
+	uint64_t *event_time; /* per thread: time of its last event + 1 */
 	bool failed;
 } pc_ctx;
 
@@ -264,7 +264,8 @@ pc_object(pc_ctx *c, const uint64_t *v)
 	gt = c->appl_first[appl - 1] + task - 1;
 	if (th == 0 || th > c->task_threads[gt])
 		return pc_fail(c, "thread %llu of task %llu not declared",
-		               (unsigned long long)th, (unsigned long long)task);
+		               (unsigned long long)th,
+		               (unsigned long long)task);
 	return (int64_t)(c->task_first[gt] + th - 1);
 }
 
@@ -316,7 +317,8 @@ static inline int
 pc_comm(pc_ctx *c, const uint64_t *v, int n, unsigned flags)
 {
 	if (n != 14)
-		return pc_fail(c, "a communication has 15 fields, not %d", n + 1);
+		return pc_fail(c, "a communication has 15 fields, not %d",
+		               n + 1);
 	if (pc_object(c, v) < 0 || pc_object(c, v + 6) < 0)
 		return -1;
 	if (v[4] > c->r->ftime || v[5] > c->r->ftime || v[10] > c->r->ftime ||
@@ -345,7 +347,8 @@ pc_record(pc_ctx *c, const char *s, unsigned flags, uint64_t *last)
 		return pc_fail(c, "too few fields");
 	if (v[4] < *last)
 		return pc_fail(c, "not sorted: time %llu after %llu",
-		               (unsigned long long)v[4], (unsigned long long)*last);
+		               (unsigned long long)v[4],
+		               (unsigned long long)*last);
 	*last = v[4];
 	if (s[0] == '1')
 		return pc_state(c, v, n, flags);
@@ -359,8 +362,9 @@ pc_tiled(pc_ctx *c)
 {
 	for (uint32_t t = 0; t < c->r->nthreads; t++)
 		if (c->state_end[t] && c->state_end[t] != c->r->ftime)
-			return pc_fail(c, "thread %u: states end at %llu, not "
-			                  "at the end time",
+			return pc_fail(c,
+			               "thread %u: states end at %llu, not "
+			               "at the end time",
 			               t + 1,
 			               (unsigned long long)c->state_end[t]);
 	return 0;
@@ -457,8 +461,9 @@ pc_row(pc_ctx *c, const char *path)
 		} else if (sscanf(line, "LEVEL %31s SIZE %llu", level, &size) ==
 		           2) {
 			if (pc_row_want(c, level, &known) != size && known)
-				pc_fail(c, "LEVEL %s SIZE %llu does not match "
-				           "the trace",
+				pc_fail(c,
+				        "LEVEL %s SIZE %llu does not match "
+				        "the trace",
 				        level, size);
 			left = size;
 			blocks++;
@@ -483,8 +488,9 @@ pc_pcf_states(pc_ctx *c, FILE *f, bool *labelled, bool colours)
 		c->line++;
 		if (line[0] == '\n')
 			return 0;
-		if (colours ? sscanf(line, "%llu {%d,%d,%d}", &s, &r, &g, &b) != 4
-		            : sscanf(line, "%llu %*s", &s) != 1)
+		if (colours
+		        ? sscanf(line, "%llu {%d,%d,%d}", &s, &r, &g, &b) != 4
+		        : sscanf(line, "%llu %*s", &s) != 1)
 			return pc_fail(c, "bad %s line",
 			               colours ? "STATES_COLOR" : "STATES");
 		if (!colours && s < 4096)

@@ -32,7 +32,7 @@ static int
 fails(const void *arg, size_t len, dw_reply *r)
 {
 	return dw_reply_error(r, "it failed on purpose (%.*s)", (int)len,
-			      (const char *)arg);
+	                      (const char *)arg);
 }
 DW_REGISTER(fails)
 

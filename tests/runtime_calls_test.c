@@ -13,7 +13,7 @@ echo_ok_on(int w)
 	void *res;
 	size_t n;
 	int ok = dw_remotecall_fetch(w, "echo", "ok", 2, &res, &n) == DW_OK &&
-		 n == 2;
+	         n == 2;
 	free(ok ? res : NULL);
 	return ok;
 }
@@ -33,7 +33,7 @@ test_ids(void)
 		void *res;
 		size_t n;
 		REQUIRE(dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) ==
-			DW_OK);
+		        DW_OK);
 		CHECK(n == 2 * sizeof(int) && ((int *)res)[0] == w);
 		CHECK(((int *)res)[1] != getpid());
 		free(res);
@@ -110,13 +110,11 @@ test_errors(void)
 {
 	void *res;
 	size_t n;
-	CHECK(dw_remotecall_fetch(2, "fails", "xy", 2, &res, &n) ==
-	      DW_EREMOTE);
+	CHECK(dw_remotecall_fetch(2, "fails", "xy", 2, &res, &n) == DW_EREMOTE);
 	CHECK(strstr(dw_errmsg(), "worker 2") &&
 	      strstr(dw_errmsg(), "it failed on purpose (xy)"));
 	CHECK_EQ_U64(dw_errpid(), 2);
-	CHECK(dw_remotecall_fetch(3, "nope", NULL, 0, &res, &n) ==
-	      DW_EREMOTE);
+	CHECK(dw_remotecall_fetch(3, "nope", NULL, 0, &res, &n) == DW_EREMOTE);
 	CHECK(strstr(dw_errmsg(), "'nope' is not registered") != NULL);
 	CHECK(dw_remotecall_fetch(99, "echo", NULL, 0, &res, &n) ==
 	      DW_ENOTFOUND);
@@ -140,7 +138,7 @@ caller(void *arg)
 		size_t n;
 		int v = i * 10 + w;
 		if (dw_remotecall_fetch(w, "echo", &v, sizeof v, &res, &n) !=
-			    DW_OK ||
+		        DW_OK ||
 		    n != sizeof v || *(int *)res != v) {
 			__atomic_fetch_add(&tu_failures, 1, __ATOMIC_RELAXED);
 			return NULL;
@@ -206,7 +204,7 @@ test_flat_memory(void)
 #endif
 	if (after - before > 2048) {
 		fprintf(stderr, "worker RSS grew from %ld to %ld kB\n", before,
-			after);
+		        after);
 		tu_failures++;
 	}
 }
@@ -224,8 +222,7 @@ test_big(void)
 	unsigned char *arg = calloc(1, 3u << 20);
 	REQUIRE(arg);
 	arg[(3u << 20) - 1] = 7;
-	CHECK(dw_remotecall_fetch(3, "echo", arg, 3u << 20, &res, &n) ==
-	      DW_OK);
+	CHECK(dw_remotecall_fetch(3, "echo", arg, 3u << 20, &res, &n) == DW_OK);
 	CHECK(n == 3u << 20 && ((unsigned char *)res)[n - 1] == 7);
 	free(res);
 	free(arg);

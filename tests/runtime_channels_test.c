@@ -33,7 +33,7 @@ ch_producer(const void *arg, size_t len, dw_reply *r)
 	memcpy(&n, arg, sizeof n);
 	dw_channel *ch;
 	int err = dw_channel_import((const char *)arg + sizeof n,
-				    len - sizeof n, &ch);
+	                            len - sizeof n, &ch);
 	if (err)
 		return dw_reply_error(r, "import: %s", dw_errmsg());
 	for (int i = 0; i < n && !err; i++)
@@ -188,8 +188,8 @@ blocked_op(void *p)
 	if (b->op == 0) {
 		b->err = take_int(b->ch, 20000, &b->v);
 	} else {
-		b->err = dw_channel_put_timeout(b->ch, &b->v, sizeof b->v,
-						20000);
+		b->err =
+		    dw_channel_put_timeout(b->ch, &b->v, sizeof b->v, 20000);
 	}
 	b->took = now_s() - t0;
 	return NULL;
@@ -267,8 +267,7 @@ test_timeout_race(int owner)
 		pthread_create(&t[i], NULL, racer_take, &r[i]);
 	const int N = 600;
 	for (int i = 0; i < N; i++) {
-		CHECK(dw_channel_put_timeout(ch, &i, sizeof i, 10000) ==
-		      DW_OK);
+		CHECK(dw_channel_put_timeout(ch, &i, sizeof i, 10000) == DW_OK);
 		if (i % 50 == 0)
 			usleep(2000);
 	}
@@ -295,9 +294,10 @@ test_timeout_race(int owner)
 	for (int i = 0; i < N; i++)
 		once += seen[i] == 1;
 	if (once != N || total + left != N)
-		fprintf(stderr, "timeout race: %d values seen once, %d taken, "
-				"%d left (of %d)\n",
-			once, total, left, N);
+		fprintf(stderr,
+		        "timeout race: %d values seen once, %d taken, "
+		        "%d left (of %d)\n",
+		        once, total, left, N);
 	CHECK(once == N && total + left == N);
 	dw_channel_free(ch);
 }
@@ -317,7 +317,7 @@ test_travel(int owner, int producer)
 	memcpy(arg + sizeof n, ref, rl);
 	dw_future *f;
 	REQUIRE(dw_remotecall(producer, "ch_producer", arg, sizeof n + rl,
-			      &f) == DW_OK);
+	                      &f) == DW_OK);
 	for (int i = 0; i < n; i++) {
 		int v = -1;
 		CHECK(take_int(ch, 5000, &v) == DW_OK && v == i);
@@ -382,7 +382,7 @@ test_owner_killed(int owner)
 	int v = 1;
 	CHECK(dw_channel_put(ch, &v, sizeof v) == DW_OK);
 	struct blocked b[3] = {{.ch = ch, .op = 1, .v = 2},
-			       {.ch = ch, .op = 1, .v = 3}};
+	                       {.ch = ch, .op = 1, .v = 3}};
 	dw_channel *empty;
 	REQUIRE(dw_channel_new(owner, 1, &empty) == DW_OK);
 	b[2].ch = empty;
@@ -416,7 +416,7 @@ main(int argc, char **argv)
 	test_timeout_race(1);
 	test_travel(1, ids[1]);
 	test_travel(ids[0], ids[1]); /* a worker-owned channel, used by
-					another worker */
+	                                another worker */
 	test_holders(ids[0], ids[2]);
 	test_owner_killed(ids[3]);
 	CHECK(dw_finalize() == DW_OK);

@@ -43,7 +43,7 @@ echo_ok(int w)
 	void *res;
 	size_t n;
 	int ok = dw_remotecall_fetch(w, "echo", "hi", 2, &res, &n) == DW_OK &&
-		 n == 2;
+	         n == 2;
 	free(ok ? res : NULL);
 	return ok;
 }
@@ -73,7 +73,7 @@ slow_caller(void *p)
 	size_t n;
 	double t0 = now_s();
 	s->err = dw_remotecall_fetch(s->w, "sleeper", &s->ms, sizeof s->ms,
-				     &res, &n);
+	                             &res, &n);
 	s->took = now_s() - t0;
 	free(res);
 	return NULL;
@@ -178,9 +178,9 @@ fake_worker(void *p)
 	    recv(f->fd, buf, h.payload, MSG_WAITALL) != (ssize_t)h.payload)
 		return NULL;
 	struct wire_hello a = {.vmajor = f->mode == FAKE_VERSION ? 9 : 1,
-			       .id = 4242};
+	                       .id = 4242};
 	snprintf(a.cookie, sizeof a.cookie, "%s",
-		 f->mode == FAKE_BAD_COOKIE ? "not-the-cookie" : f->cookie);
+	         f->mode == FAKE_BAD_COOKIE ? "not-the-cookie" : f->cookie);
 	a.cookie_len = (uint8_t)strlen(a.cookie);
 	snprintf(a.addr, sizeof a.addr, "127.0.0.1:1");
 	size_t pl = wire_put_hello(buf + WIRE_HDR, &a, 1);
@@ -209,8 +209,8 @@ fake_launch(void *self, int n, dw_launch *l)
 	fk.fd = sp[1];
 	snprintf(fk.cookie, sizeof fk.cookie, "%s", dw_launch_cookie(l));
 	pthread_create(&fk_thread, NULL, fake_worker, &fk);
-	dw_worker_config wc = {.id = dw_launch_id(l, 0), .fd = sp[0],
-			       .out_fd = -1, .err_fd = -1};
+	dw_worker_config wc = {
+	    .id = dw_launch_id(l, 0), .fd = sp[0], .out_fd = -1, .err_fd = -1};
 	return dw_launched(l, &wc);
 }
 
@@ -236,8 +236,7 @@ test_master_faults(int good)
 	/* the garbage closed that worker's link; the master goes on */
 	void *res;
 	size_t n;
-	CHECK(dw_remotecall_fetch(id, "echo", "x", 1, &res, &n) ==
-	      DW_EEXITED);
+	CHECK(dw_remotecall_fetch(id, "echo", "x", 1, &res, &n) == DW_EEXITED);
 	CHECK(echo_ok(good));
 }
 
@@ -280,8 +279,8 @@ manual_connect(struct manual *m)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)m->port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_port = htons((uint16_t)m->port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	REQUIRE(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
 	struct timeval tv = {5, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -366,8 +365,8 @@ manual_bad_frame(const void *bytes, size_t n, const char *expect)
 	char err[2048];
 	int st = manual_end(&m, err, sizeof err);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) { /* no crash */
-		fprintf(stderr, "worker ended with status %#x (%s):\n%s\n",
-			st, expect, err);
+		fprintf(stderr, "worker ended with status %#x (%s):\n%s\n", st,
+		        expect, err);
 		tu_failures++;
 	}
 	if (!strstr(err, expect)) {
@@ -448,7 +447,7 @@ child_finalize(int fds_before)
 		return 11;
 	if (count_fds() != fds_before) {
 		fprintf(stderr, "fds: %d before, %d after\n", fds_before,
-			count_fds());
+		        count_fds());
 		return 12;
 	}
 	return 0;
@@ -505,7 +504,7 @@ main(int argc, char **argv)
 	      0);
 	CHECK(run_child("--check-procs", "DWORK_PROCS=2", NULL) == 0);
 	CHECK(run_child("--check-bad-procs", NULL,
-			(char *[]){"--procs", "lots", NULL}) == 0);
+	                (char *[]){"--procs", "lots", NULL}) == 0);
 	CHECK(run_child("--check-bad-procs", "DWORK_PROCS=-3", NULL) == 0);
 	CHECK(run_child("--check-finalize", NULL, NULL) == 0);
 	dw_finalize();

@@ -58,7 +58,7 @@ pm_square(const void *arg, size_t len, dw_reply *r)
 	memcpy(&it, arg, sizeof it);
 	if (it.note && dw_remote_do(1, "pm_note", &it.x, sizeof it.x))
 		return dw_reply_error(r, "cannot reach the master: %s",
-				      dw_errmsg());
+		                      dw_errmsg());
 	if (it.sleep_ms)
 		usleep((useconds_t)it.sleep_ms * 1000u);
 	if (it.fail)
@@ -167,7 +167,7 @@ DW_REGISTER(range_sleep)
 
 static int
 add_longs(void **acc, size_t *acclen, const void *part, size_t partlen,
-	  void *ctx)
+          void *ctx)
 {
 	(*(int *)ctx)++;
 	if (partlen != sizeof(long))
@@ -263,10 +263,11 @@ static void
 make_items(size_t n, int sleep_ms, int fail_every, int note)
 {
 	for (size_t i = 0; i < n; i++) {
-		items[i] = (struct item){.x = (long)i, .sleep_ms = sleep_ms,
-					 .fail = fail_every &&
-						 i % (size_t)fail_every == 0,
-					 .note = note};
+		items[i] = (struct item){.x = (long)i,
+		                         .sleep_ms = sleep_ms,
+		                         .fail = fail_every &&
+		                                 i % (size_t)fail_every == 0,
+		                         .note = note};
 		in[i].data = &items[i];
 		in[i].len = sizeof items[i];
 	}
@@ -283,10 +284,11 @@ results_ok(size_t n)
 			memcpy(&y, out[i].data, sizeof y);
 		if (y != (long)(i * i)) {
 			if (bad++ < 5)
-				fprintf(stderr, "item %zu: err %d len %zu "
-						"(%s)\n",
-					i, out[i].err, out[i].len,
-					out[i].err ? (char *)out[i].data : "");
+				fprintf(stderr,
+				        "item %zu: err %d len %zu "
+				        "(%s)\n",
+				        i, out[i].err, out[i].len,
+				        out[i].err ? (char *)out[i].data : "");
 		}
 	}
 	return bad == 0;
@@ -352,9 +354,10 @@ test_load_balance(int nworkers)
 	/* static: one worker runs 10+ slow items (>= 1 s) */
 	double bound = 12 * 0.1 / nworkers + 0.5;
 	if (took > bound || sharing < nworkers - 1)
-		fprintf(stderr, "load balance: %.2f s (bound %.2f), slow items "
-				"on %d workers\n",
-			took, bound, sharing);
+		fprintf(stderr,
+		        "load balance: %.2f s (bound %.2f), slow items "
+		        "on %d workers\n",
+		        took, bound, sharing);
 	CHECK(took < bound);
 	CHECK(sharing >= nworkers - 1);
 	dw_results_free(out, n);
@@ -488,7 +491,7 @@ test_pool(const int *ids)
 	CHECK(dw_pool_remotecall(p, "sleeper", &ms, sizeof ms, &f2) == DW_OK);
 	dw_future *f3;
 	CHECK(dw_pool_remotecall_timeout(p, "echo", "x", 1, &f3, 50) ==
-	      DW_ETIMEDOUT); /* both busy */
+	      DW_ETIMEDOUT);           /* both busy */
 	int c = dw_pool_take(p, 5000); /* waits for one of the two */
 	CHECK(c > 0); /* no lower bound on the wait: a loaded machine is slow */
 	dw_pool_put(p, c);
@@ -549,7 +552,7 @@ test_cache(const int *ids)
 				memcpy(&s, out[i].data, sizeof s);
 			else if (i == 0)
 				fprintf(stderr, "cached: %s\n",
-					(char *)out[i].data);
+				        (char *)out[i].data);
 			CHECK(s == sum + (long)i);
 		}
 		dw_results_free(out, n);
@@ -559,7 +562,7 @@ test_cache(const int *ids)
 	void *res;
 	size_t rl;
 	CHECK(dw_pool_remotecall_fetch(p, "pm_cached_sum", args[3], 16, &res,
-				       &rl) == DW_OK);
+	                               &rl) == DW_OK);
 	free(res);
 	dw_pool_free(p); /* the copies go too */
 	for (int i = 0; i < 3; i++) {
@@ -600,7 +603,7 @@ test_distributed_for(void)
 	size_t n;
 	int parts = 0;
 	CHECK(dw_distributed_for("range_sum", 0, 1000000, &off, sizeof off,
-				 add_longs, &parts, (void **)&s, &n) == DW_OK);
+	                         add_longs, &parts, (void **)&s, &n) == DW_OK);
 	long want = 999999L * 1000000L / 2 + 3L * 1000000L;
 	CHECK(n == sizeof *s && *s == want);
 	CHECK(parts == dw_nworkers());
@@ -608,18 +611,18 @@ test_distributed_for(void)
 	/* fewer indices than workers, and an empty range */
 	parts = 0;
 	CHECK(dw_distributed_for("range_sum", 10, 12, &off, sizeof off,
-				 add_longs, &parts, (void **)&s, &n) == DW_OK);
+	                         add_longs, &parts, (void **)&s, &n) == DW_OK);
 	CHECK(*s == 10 + 11 + 6 && parts == 2);
 	free(s);
 	CHECK(dw_distributed_for("range_sum", 5, 5, &off, sizeof off, NULL,
-				 NULL, NULL, NULL) == DW_OK);
+	                         NULL, NULL, NULL) == DW_OK);
 	CHECK(dw_distributed_for("fails", 0, 10, NULL, 0, NULL, NULL, NULL,
-				 NULL) == DW_EREMOTE);
+	                         NULL) == DW_EREMOTE);
 	int ms = 1000;
 	double t0 = now_s();
 	CHECK(dw_distributed_for_timeout("range_sleep", 0, 4, &ms, sizeof ms,
-					 NULL, NULL, NULL, NULL,
-					 100) == DW_ETIMEDOUT);
+	                                 NULL, NULL, NULL, NULL,
+	                                 100) == DW_ETIMEDOUT);
 	CHECK(now_s() - t0 < 0.9);
 }
 
@@ -632,7 +635,7 @@ test_nested(const int *ids, int nw)
 	size_t len;
 	mark = 0;
 	CHECK(dw_remotecall_fetch(ids[1], "nested_pmap", &n, sizeof n, &res,
-				  &len) == DW_OK);
+	                          &len) == DW_OK);
 	long want = 0;
 	for (long i = 0; i < n; i++)
 		want += i * i;

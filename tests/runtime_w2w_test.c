@@ -41,7 +41,7 @@ relay(const void *arg, size_t len, dw_reply *r)
 	void *res;
 	size_t n;
 	int err = dw_remotecall_fetch(to, "echo", (const char *)arg + sizeof to,
-				      len - sizeof to, &res, &n);
+	                              len - sizeof to, &res, &n);
 	if (err)
 		return dw_reply_error(r, "[%d] %s", err, dw_errmsg());
 	return dw_reply_take(r, res, n);
@@ -71,7 +71,7 @@ chain(const void *arg, size_t len, dw_reply *r)
 	void *res;
 	size_t n;
 	int err = dw_remotecall_fetch(to, "chain", next,
-				      sizeof(int) * (size_t)hops, &res, &n);
+	                              sizeof(int) * (size_t)hops, &res, &n);
 	free(next);
 	if (err)
 		return dw_reply_error(r, "hop to %d: %s", to, dw_errmsg());
@@ -168,12 +168,12 @@ relay_ok(int via, int to, const char *msg)
 	memcpy(arg + sizeof to, msg, ml);
 	void *res;
 	size_t n;
-	int err = dw_remotecall_fetch(via, "relay", arg, sizeof to + ml, &res,
-				      &n);
+	int err =
+	    dw_remotecall_fetch(via, "relay", arg, sizeof to + ml, &res, &n);
 	int ok = err == DW_OK && n == ml && !memcmp(res, msg, ml);
 	if (!ok)
 		fprintf(stderr, "relay %d -> %d: %d %s\n", via, to, err,
-			err ? dw_errmsg() : "wrong answer");
+		        err ? dw_errmsg() : "wrong answer");
 	if (err == DW_OK)
 		free(res);
 	return ok;
@@ -242,7 +242,7 @@ test_nested(const int *ids)
 	void *res;
 	size_t n;
 	CHECK(dw_remotecall_fetch(ids[0], "chain", path, sizeof path, &res,
-				  &n) == DW_OK);
+	                          &n) == DW_OK);
 	int want[] = {ids[0], ids[2], 1, ids[1], ids[0]};
 	CHECK(n == sizeof want && memcmp(res, want, sizeof want) == 0);
 	free(res);
@@ -260,7 +260,7 @@ test_master_worker(void)
 	void *res;
 	size_t n;
 	CHECK(dw_remotecall_fetch(ids[0], "relay", arg, sizeof(int) + 2, &res,
-				  &n) == DW_EREMOTE);
+	                          &n) == DW_EREMOTE);
 	char want[32];
 	snprintf(want, sizeof want, "[%d]", DW_EACCES);
 	CHECK(strstr(dw_errmsg(), want) != NULL);
@@ -268,7 +268,7 @@ test_master_worker(void)
 	/* the other way round too (the master would have to ask it to dial) */
 	memcpy(arg, &ids[0], sizeof(int));
 	CHECK(dw_remotecall_fetch(ids[1], "relay", arg, sizeof(int) + 2, &res,
-				  &n) == DW_EREMOTE);
+	                          &n) == DW_EREMOTE);
 	CHECK(strstr(dw_errmsg(), "master-worker") != NULL);
 	/* calls to the master still work */
 	CHECK(relay_ok(ids[0], 1, "master"));
@@ -400,8 +400,8 @@ test_peer_killed(void)
 	void *ref;
 	size_t rl;
 	REQUIRE(dw_channel_export(ch, ids[0], &ref, &rl) == DW_OK);
-	struct slow s = {.via = ids[0], .fn = "ch_take_long", .arg = ref,
-			 .len = rl};
+	struct slow s = {
+	    .via = ids[0], .fn = "ch_take_long", .arg = ref, .len = rl};
 	pthread_t t;
 	pthread_create(&t, NULL, slow_thread, &s);
 	usleep(300000);
@@ -438,8 +438,8 @@ connect_to(const char *addr)
 	REQUIRE(c);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)atoi(c + 1)),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                        .sin_port = htons((uint16_t)atoi(c + 1)),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	REQUIRE(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
 	struct timeval tv = {5, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -463,7 +463,8 @@ static void
 send_hello(int fd, const char *cookie, int id)
 {
 	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR, .id = (uint32_t)id};
+	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
+	                       .id = (uint32_t)id};
 	h.cookie_len = (uint8_t)strlen(cookie);
 	memcpy(h.cookie, cookie, h.cookie_len);
 	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, 0);
@@ -479,8 +480,8 @@ recv_frame(int fd, struct wire_hdr *h, unsigned char *p, size_t cap)
 	if (recv(fd, hb, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
 	    wire_parse_hdr(hb, 1u << 20, h, NULL, 0) || h->payload > cap)
 		return -1;
-	if (h->payload && recv(fd, p, h->payload, MSG_WAITALL) !=
-				  (ssize_t)h->payload)
+	if (h->payload &&
+	    recv(fd, p, h->payload, MSG_WAITALL) != (ssize_t)h->payload)
 		return -1;
 	return 0;
 }
@@ -494,7 +495,7 @@ fake_peer(const char *addr, int id)
 	struct wire_hdr h;
 	unsigned char b[2048];
 	REQUIRE(recv_frame(fd, &h, b, sizeof b) == 0 &&
-		h.type == WIRE_HELLO_ACK);
+	        h.type == WIRE_HELLO_ACK);
 	return fd;
 }
 

@@ -17,7 +17,7 @@ static int tu_failures;
 	do {                                                                   \
 		if (!(cond)) {                                                 \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
+			        __LINE__, #cond);                              \
 			tu_failures++;                                         \
 		}                                                              \
 	} while (0)
@@ -27,9 +27,9 @@ static int tu_failures;
 		uint64_t tu_a = (uint64_t)(a), tu_b = (uint64_t)(b);           \
 		if (tu_a != tu_b) {                                            \
 			fprintf(stderr,                                        \
-				"%s:%d: %s == %s failed: %" PRIu64             \
-				" != %" PRIu64 "\n",                           \
-				__FILE__, __LINE__, #a, #b, tu_a, tu_b);       \
+			        "%s:%d: %s == %s failed: %" PRIu64             \
+			        " != %" PRIu64 "\n",                           \
+			        __FILE__, __LINE__, #a, #b, tu_a, tu_b);       \
 			tu_failures++;                                         \
 		}                                                              \
 	} while (0)
@@ -38,7 +38,7 @@ static int tu_failures;
 	do {                                                                   \
 		if (!(cond)) {                                                 \
 			fprintf(stderr, "%s:%d: required: %s\n", __FILE__,     \
-				__LINE__, #cond);                              \
+			        __LINE__, #cond);                              \
 			exit(1);                                               \
 		}                                                              \
 	} while (0)
@@ -66,7 +66,7 @@ tu_tmpdir(const char *tag)
 	static char path[512];
 	const char *base = getenv("TMPDIR");
 	snprintf(path, sizeof path, "%s/dwtest-%s-XXXXXX", base ? base : "/tmp",
-		 tag);
+	         tag);
 	REQUIRE(mkdtemp(path) != NULL);
 	return path;
 }

@@ -11,8 +11,8 @@
 #include "testutil.h"
 
 static const char *const vars[] = {
-	"DWT_ENABLED",	"DWT_DIR",  "DWT_PROGRAM", "DWT_SEGMENT_SIZE",
-	"DWT_SIZE_CAP", "DWT_MODE", "DWT_CLOCK",
+    "DWT_ENABLED",  "DWT_DIR",  "DWT_PROGRAM", "DWT_SEGMENT_SIZE",
+    "DWT_SIZE_CAP", "DWT_MODE", "DWT_CLOCK",
 };
 
 static void

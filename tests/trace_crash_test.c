@@ -17,7 +17,7 @@
 /* Reads all EV events of every thread file of every process of dir.
  * Calls fn(proc header, thread header, values, n) per thread file. */
 typedef void (*visit_fn)(const rd_header *ph, const rd_header *th,
-			 const uint64_t *v, size_t n, void *arg);
+                         const uint64_t *v, size_t n, void *arg);
 
 static void
 visit(const char *dir, visit_fn fn, void *arg, size_t *nprocs)
@@ -34,7 +34,7 @@ visit(const char *dir, visit_fn fn, void *arg, size_t *nprocs)
 		for (size_t i = 0; i < d->procs[p].nthreads; i++) {
 			rd_thread *t;
 			REQUIRE(rd_thread_open(d->procs[p].thread_paths[i],
-					       &errs, &t) == DW_OK);
+			                       &errs, &t) == DW_OK);
 			size_t n = 0;
 			rd_rec r;
 			while (rd_thread_next(t, &r))
@@ -77,7 +77,7 @@ struct kill_arg {
 
 static void
 kill_visit(const rd_header *ph, const rd_header *th, const uint64_t *v,
-	   size_t n, void *arg)
+           size_t n, void *arg)
 {
 	struct kill_arg *k = arg;
 	(void)ph;
@@ -98,7 +98,7 @@ test_sigkill(void)
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("kill"));
 	/* The child publishes how many records it has completed. */
 	volatile uint64_t *done = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(done != MAP_FAILED);
 	*done = 0;
 	pid_t pid = fork();
@@ -134,7 +134,7 @@ struct fork_arg {
 
 static void
 fork_visit(const rd_header *ph, const rd_header *th, const uint64_t *v,
-	   size_t n, void *arg)
+           size_t n, void *arg)
 {
 	struct fork_arg *f = arg;
 	CHECK_EQ_U64(ph->pid, th->pid);

@@ -40,10 +40,10 @@ main(void)
 	REQUIRE(dwt_init(&c) == DW_OK);
 	const void *lib_static = (const void *)elfsym_lib_get_static();
 	const void *addrs[] = {(const void *)exe_static_function,
-			       (const void *)elfsym_lib_exported, lib_static,
-			       (const void *)renamed_function};
+	                       (const void *)elfsym_lib_exported, lib_static,
+	                       (const void *)renamed_function};
 	const char *names[] = {"exe_static_function", "elfsym_lib_exported",
-			       "elfsym_lib_static", "my own name"};
+	                       "elfsym_lib_static", "my own name"};
 	dwt_define_function(addrs[3], "my own name");
 	for (int i = 0; i < 4; i++) {
 		dwt_func_enter(addrs[i]);
@@ -63,8 +63,9 @@ main(void)
 	for (int i = 0; i < 4; i++) {
 		const char *n = rd_proc_func_name(p, (uintptr_t)addrs[i]);
 		if (!n || strcmp(n, names[i]) != 0) {
-			fprintf(stderr, "address %d named '%s', expected '%s'\n",
-				i, n ? n : "(none)", names[i]);
+			fprintf(stderr,
+			        "address %d named '%s', expected '%s'\n", i,
+			        n ? n : "(none)", names[i]);
 			tu_failures++;
 		}
 	}

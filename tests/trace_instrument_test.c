@@ -38,7 +38,7 @@ run_prog(const char *dir, const char *env, struct call *out, int max)
 	REQUIRE(rd_proc_open(d->procs[0].proc_path, &errs, &p) == DW_OK);
 	rd_thread *t;
 	REQUIRE(rd_thread_open(d->procs[0].thread_paths[0], &errs, &t) ==
-		DW_OK);
+	        DW_OK);
 	int n = 0, depth = 0;
 	rd_rec r;
 	while (rd_thread_next(t, &r) && n < max) {
@@ -78,14 +78,14 @@ main(void)
 	snprintf(dir, sizeof dir, "%s/all", base);
 	int n = run_prog(dir, NULL, c, 4096);
 	/* level1 > level2 > level3, then leaf_short inside level2 */
-	static const char *want[] = {"level1", "level2", "level3", "level3",
-				     "leaf_short", "leaf_short", "level2",
-				     "level1"};
+	static const char *want[] = {"level1", "level2",     "level3",
+	                             "level3", "leaf_short", "leaf_short",
+	                             "level2", "level1"};
 	REQUIRE(n >= 8);
 	for (int i = 0; i < 8; i++)
 		if (strcmp(c[i].name, want[i])) {
 			fprintf(stderr, "record %d is %s, expected %s\n", i,
-				c[i].name, want[i]);
+			        c[i].name, want[i]);
 			tu_failures++;
 		}
 	CHECK(c[2].depth == 2 && c[2].enter && c[3].depth == 2 && !c[3].enter);

@@ -15,8 +15,8 @@
 #include "merge/reader.h"
 #include "testutil.h"
 
-#define EV 6000
-#define SEG (64u << 10)
+#define EV      6000
+#define SEG     (64u << 10)
 #define PER_SEG ((SEG - 64) / 16)
 
 /* Reads the single thread file of dir: its EV values and header. */
@@ -30,7 +30,7 @@ read_values(const char *dir, uint64_t *v, size_t cap, rd_header *hdr)
 	REQUIRE(d->nprocs == 1 && d->procs[0].nthreads == 1);
 	rd_thread *t;
 	REQUIRE(rd_thread_open(d->procs[0].thread_paths[0], &errs, &t) ==
-		DW_OK);
+	        DW_OK);
 	size_t n = 0;
 	rd_rec r;
 	while (rd_thread_next(t, &r))

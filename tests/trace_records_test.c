@@ -10,9 +10,9 @@
 #include "merge/reader.h"
 #include "testutil.h"
 
-#define NTHREADS 8
+#define NTHREADS   8
 #define PER_THREAD 1000000u
-#define EV_SEQ 7000
+#define EV_SEQ     7000
 
 static pthread_barrier_t start;
 
@@ -40,7 +40,7 @@ check_many(const char *dir)
 	for (size_t i = 0; i < d->procs[0].nthreads; i++) {
 		rd_thread *t;
 		REQUIRE(rd_thread_open(d->procs[0].thread_paths[i], &errs,
-				       &t) == DW_OK);
+		                       &t) == DW_OK);
 		rd_rec r;
 		uint64_t last = 0, expect = 0, idx = UINT64_MAX, n = 0;
 		while (rd_thread_next(t, &r)) {
@@ -99,8 +99,7 @@ test_many_threads(void)
 	tu_rmtree(dirbuf);
 }
 
-static void __attribute__((noinline))
-some_function(void)
+static void __attribute__((noinline)) some_function(void)
 {
 	dwt_func_enter((const void *)some_function);
 	dwt_func_exit((const void *)some_function);
@@ -129,11 +128,11 @@ static void
 check_kinds_stream(rd_thread *t)
 {
 	static const uint32_t kinds[] = {
-		FMT_R_STATE_PUSH, FMT_R_STATE_PUSH, FMT_R_EVENT,
-		FMT_R_EVENT,	  FMT_R_EVENT,	    FMT_R_STATE_POP,
-		FMT_R_STATE_POP,  FMT_R_FUNC_ENTER, FMT_R_FUNC_EXIT,
-		FMT_R_COMM,	  FMT_R_COMM,	    FMT_R_SYNC,
-		FMT_R_EVENT,
+	    FMT_R_STATE_PUSH, FMT_R_STATE_PUSH, FMT_R_EVENT,
+	    FMT_R_EVENT,      FMT_R_EVENT,      FMT_R_STATE_POP,
+	    FMT_R_STATE_POP,  FMT_R_FUNC_ENTER, FMT_R_FUNC_EXIT,
+	    FMT_R_COMM,       FMT_R_COMM,       FMT_R_SYNC,
+	    FMT_R_EVENT,
 	};
 	rd_rec r[16];
 	size_t n = 0;
@@ -213,7 +212,7 @@ test_kinds_and_labels(void)
 	check_kinds_labels(p);
 	rd_thread *t;
 	REQUIRE(rd_thread_open(d->procs[0].thread_paths[0], &errs, &t) ==
-		DW_OK);
+	        DW_OK);
 	CHECK_EQ_U64(rd_thread_header(t)->task, 4);
 	check_kinds_stream(t);
 	rd_thread_close(t);

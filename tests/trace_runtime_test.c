@@ -82,8 +82,10 @@ read_prv(const char *path, struct prv_facts *f)
 		if (task >= 16)
 			continue;
 		if (v[0] == 1 && v[7] != 2) {
-			f->first[task] = v[5] < f->first[task] ? v[5] : f->first[task];
-			f->last[task] = v[6] > f->last[task] ? v[6] : f->last[task];
+			f->first[task] =
+			    v[5] < f->first[task] ? v[5] : f->first[task];
+			f->last[task] =
+			    v[6] > f->last[task] ? v[6] : f->last[task];
 			f->running[task] += v[7] == 1;
 		} else if (v[0] == 3 && v[3] == 1 && v[9] < 16) {
 			f->comms_to[v[9]]++;
@@ -127,14 +129,16 @@ check_trace(const char *dir)
 	CHECK_EQ_U64(f.ntasks, 7);
 	/* tasks 2..7 are workers 2..7: two communications per call */
 	/* worker 2 had 3 more calls, worker 4 one more (whoami) */
-	uint64_t want[8] = {0, 0, 2 * (CALLS + 3), 2 * CALLS, 2 * (CALLS + 1),
-			    2 * CALLS, 2 * CALLS, 2 * CALLS};
+	uint64_t want[8] = {
+	    0,         0,         2 * (CALLS + 3), 2 * CALLS, 2 * (CALLS + 1),
+	    2 * CALLS, 2 * CALLS, 2 * CALLS};
 	for (int t = 2; t <= 7; t++) {
 		if (f.comms_to[t] != want[t] / 2 ||
 		    f.comms_from[t] != want[t] / 2) {
-			fprintf(stderr, "task %d: %" PRIu64 " calls and %" PRIu64
-					" results, expected %" PRIu64 " each\n",
-				t, f.comms_to[t], f.comms_from[t], want[t] / 2);
+			fprintf(stderr,
+			        "task %d: %" PRIu64 " calls and %" PRIu64
+			        " results, expected %" PRIu64 " each\n",
+			        t, f.comms_to[t], f.comms_from[t], want[t] / 2);
 			tu_failures++;
 		}
 		CHECK(f.running[t] >= CALLS); /* the functions ran there */
@@ -164,8 +168,8 @@ check_summary(const char *path)
 		uint64_t c;
 		if (sscanf(line, "summary: %d tasks", &tasks) == 1)
 			continue;
-		if (sscanf(line, " %u %lf %" SCNu64 " %lf", &t, &u, &c, &idle) ==
-			    4 &&
+		if (sscanf(line, " %u %lf %" SCNu64 " %lf", &t, &u, &c,
+		           &idle) == 4 &&
 		    t < 8)
 			served[t] = c;
 		metrics += strstr(line, "load balance") != NULL;
@@ -200,7 +204,7 @@ traced_run(const char *dir)
 	void *res;
 	size_t n;
 	REQUIRE(dw_remotecall_fetch(ids[2], "whoami", NULL, 0, &res, &n) ==
-		DW_OK);
+	        DW_OK);
 	kill(((int *)res)[1], SIGKILL); /* 4 is killed */
 	free(res);
 	usleep(200000);

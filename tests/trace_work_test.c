@@ -40,8 +40,8 @@ tw_square(const void *arg, size_t len, dw_reply *r)
 DW_REGISTER(tw_square)
 
 struct facts {
-	uint64_t w2w_comms;    /* sender and receiver both workers */
-	uint64_t chan_ev[8];   /* DW_EV_CHANNEL values */
+	uint64_t w2w_comms;  /* sender and receiver both workers */
+	uint64_t chan_ev[8]; /* DW_EV_CHANNEL values */
 	uint64_t pool_ev, pmap_ev, item_ev_workers, peer_ev;
 };
 
@@ -129,10 +129,10 @@ traced_run(void)
 	size_t n;
 	for (int k = 0; k < 3; k++) {
 		CHECK(dw_remotecall_fetch(ids[2], "tw_relay", &ids[0],
-					  sizeof(int), &res, &n) == DW_OK);
+		                          sizeof(int), &res, &n) == DW_OK);
 		free(res);
 		CHECK(dw_remotecall_fetch(ids[0], "tw_relay", &ids[1],
-					  sizeof(int), &res, &n) == DW_OK);
+		                          sizeof(int), &res, &n) == DW_OK);
 		free(res);
 	}
 	/* a pool call and a pmap */

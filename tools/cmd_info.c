@@ -15,12 +15,12 @@ static void
 info_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwork info TRACE_DIR\n\n"
-		"Lists the processes and threads of a trace directory: task, "
-		"pid, host,\nwhether the process ended cleanly, and per thread "
-		"its records by kind,\ntime span and lost records.  Damaged "
-		"files are reported, one line a problem.\n\nexit: 0 ok, 1 "
-		"damaged input (reported), 2 usage, 3 nothing readable\n");
+	        "usage: dwork info TRACE_DIR\n\n"
+	        "Lists the processes and threads of a trace directory: task, "
+	        "pid, host,\nwhether the process ended cleanly, and per thread "
+	        "its records by kind,\ntime span and lost records.  Damaged "
+	        "files are reported, one line a problem.\n\nexit: 0 ok, 1 "
+	        "damaged input (reported), 2 usage, 3 nothing readable\n");
 }
 
 static void
@@ -52,9 +52,9 @@ info_thread(const char *path, rd_proc *p, rd_calib *cal, rd_errlist *errs)
 	const rd_header *h = rd_thread_header(t);
 	const char *name = p ? rd_proc_thread_name(p, h->thread) : NULL;
 	double span = c.n ? (double)(rd_calib_to_ns(cal, c.last) -
-				     rd_calib_to_ns(cal, c.first)) *
-				    1e-9
-			  : 0;
+	                             rd_calib_to_ns(cal, c.first)) *
+	                        1e-9
+	                  : 0;
 	printf("  thread %-3u %-16s %10" PRIu64 " records (%" PRIu64
 	       " events, %" PRIu64 " states, %" PRIu64 " calls, %" PRIu64
 	       " comms, %" PRIu64 " syncs) over %.6f s, lost %" PRIu64 "\n",
@@ -74,7 +74,7 @@ info_proc(const rd_dir_proc *dp, rd_errlist *errs)
 	       h->ntasks, h->program, h->pid, h->host, dp->nthreads,
 	       dp->nthreads == 1 ? "" : "s",
 	       rd_header_ended(h) ? "ended cleanly"
-				  : "did not end (killed or still running)");
+	                          : "did not end (killed or still running)");
 	rd_calib cal;
 	rd_calib_init(&cal, h->clock, h->ticks_per_s);
 	if (p)
@@ -95,8 +95,9 @@ cmd_info(int argc, char **argv)
 			return CMD_OK;
 		}
 		if (argv[i][0] == '-' || dir) {
-			fprintf(stderr, "dwork info: unexpected argument '%s'\n",
-				argv[i]);
+			fprintf(stderr,
+			        "dwork info: unexpected argument '%s'\n",
+			        argv[i]);
 			info_usage(stderr);
 			return CMD_USAGE;
 		}

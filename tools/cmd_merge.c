@@ -13,27 +13,28 @@
 static void
 merge_usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS] [-q]\n\n"
-	        "Merges the per-thread files of a trace directory into one "
-	        "Paraver trace:\nPREFIX.prv (records), PREFIX.pcf (labels) "
-	        "and PREFIX.row (names).\nPREFIX defaults to TRACE_DIR without "
-	        "its \".trace\" suffix.\n\n"
-	        "  -o, --output PREFIX  where to write the trace\n"
-	        "  -f, --format LIST    formats, comma-separated (default prv):\n"
-	        "                       prv: PREFIX.prv, .pcf, .row (Paraver)\n"
-	        "                       otf2: PREFIX-otf2/traces.otf2 (Vampir)\n"
-	        "                       json: PREFIX.json (Perfetto, "
-	        "chrome://tracing)\n"
-	        "                       html: PREFIX.html (timeline picture; "
-	        "dwork view\n"
-	        "                       has its options)\n"
-	        "  -q, --quiet          no progress line and no summary\n"
-	        "  -h, --help           this text\n\n"
-	        "Each problem with the input is printed on one line and what "
-	        "is valid is\nmerged (docs/merge.md).\n\n"
-	        "exit: 0 merged, 2 usage, 3 nothing could be merged or the "
-	        "output could not\nbe written\n");
+	fprintf(
+	    out,
+	    "usage: dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS] [-q]\n\n"
+	    "Merges the per-thread files of a trace directory into one "
+	    "Paraver trace:\nPREFIX.prv (records), PREFIX.pcf (labels) "
+	    "and PREFIX.row (names).\nPREFIX defaults to TRACE_DIR without "
+	    "its \".trace\" suffix.\n\n"
+	    "  -o, --output PREFIX  where to write the trace\n"
+	    "  -f, --format LIST    formats, comma-separated (default prv):\n"
+	    "                       prv: PREFIX.prv, .pcf, .row (Paraver)\n"
+	    "                       otf2: PREFIX-otf2/traces.otf2 (Vampir)\n"
+	    "                       json: PREFIX.json (Perfetto, "
+	    "chrome://tracing)\n"
+	    "                       html: PREFIX.html (timeline picture; "
+	    "dwork view\n"
+	    "                       has its options)\n"
+	    "  -q, --quiet          no progress line and no summary\n"
+	    "  -h, --help           this text\n\n"
+	    "Each problem with the input is printed on one line and what "
+	    "is valid is\nmerged (docs/merge.md).\n\n"
+	    "exit: 0 merged, 2 usage, 3 nothing could be merged or the "
+	    "output could not\nbe written\n");
 }
 
 struct merge_args {
@@ -65,13 +66,16 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
 			merge_usage(stdout);
 			return CMD_OK;
-		} else if (opts && (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
 			a->quiet = true;
-		} else if (opts && (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
 			if (++i == argc || !argv[i][0])
 				return usage_error("%s needs a PREFIX", s);
 			a->prefix = argv[i];
-		} else if (opts && (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
+		} else if (opts &&
+		           (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
 			if (++i == argc)
 				return usage_error("%s needs a LIST", s);
 			a->formats = argv[i];
@@ -148,11 +152,12 @@ merge_summary(const char *out, const mg_report *r)
 		       (unsigned long long)r->unmatched_sends,
 		       (unsigned long long)r->unmatched_recvs);
 	if (r->recv_moved)
-		printf("  %llu receives moved to just after their send (at most "
-		       "%llu ns; %llu beyond the clocks' error bound)\n",
-		       (unsigned long long)r->recv_moved,
-		       (unsigned long long)r->recv_max_shift,
-		       (unsigned long long)r->recv_beyond);
+		printf(
+		    "  %llu receives moved to just after their send (at most "
+		    "%llu ns; %llu beyond the clocks' error bound)\n",
+		    (unsigned long long)r->recv_moved,
+		    (unsigned long long)r->recv_max_shift,
+		    (unsigned long long)r->recv_beyond);
 }
 
 /* The summary under the first output's name (PREFIX.prv for Paraver),
@@ -186,8 +191,8 @@ merge_run(const struct merge_args *a, const char *prefix)
 	rd_errlist errs;
 	dw_err err;
 
-	nfmts = mg_formats_parse(a->formats ? a->formats : "prv", fmts, 16,
-	                         msg, sizeof msg);
+	nfmts = mg_formats_parse(a->formats ? a->formats : "prv", fmts, 16, msg,
+	                         sizeof msg);
 	if (!nfmts) {
 		fprintf(stderr, "dwork merge: %s\n", msg);
 		return CMD_USAGE;
@@ -205,8 +210,8 @@ merge_run(const struct merge_args *a, const char *prefix)
 	else if (err != DW_OK && w->err[0])
 		fprintf(stderr, "dwork merge: %s\n", w->err);
 	else if (err != DW_OK)
-		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n", a->dir,
-		        dw_strerror(err));
+		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n",
+		        a->dir, dw_strerror(err));
 	if (err == DW_OK && !a->quiet)
 		merge_outputs(fmts, nfmts, prefix, &rep);
 	mg_writer_free(w);

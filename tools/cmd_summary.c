@@ -16,7 +16,7 @@
 #include "tools/cmd.h"
 
 #define SUM_TASKS_MAX 4096
-#define SUM_DEPTH 64
+#define SUM_DEPTH     64
 
 struct task_sum {
 	int seen;
@@ -33,14 +33,15 @@ struct sum {
 static void
 sum_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: dwork summary TRACE_DIR\n\n"
-		"Prints, for a traced dwork run, each task's useful time (Running "
-		"on\nexecutor threads and on the master's user threads), calls "
-		"served and\nidle time, and the POP metrics: load balance, "
-		"communication\nefficiency and parallel efficiency "
-		"(docs/tracing.md).\n\nexit: 0 ok, 1 damaged input (reported), 2 "
-		"usage, 3 nothing readable\n");
+	fprintf(
+	    out,
+	    "usage: dwork summary TRACE_DIR\n\n"
+	    "Prints, for a traced dwork run, each task's useful time (Running "
+	    "on\nexecutor threads and on the master's user threads), calls "
+	    "served and\nidle time, and the POP metrics: load balance, "
+	    "communication\nefficiency and parallel efficiency "
+	    "(docs/tracing.md).\n\nexit: 0 ok, 1 damaged input (reported), 2 "
+	    "usage, 3 nothing readable\n");
 }
 
 /* Which of a thread's states count: useful on executors and on the
@@ -74,8 +75,11 @@ sum_thread(rd_thread *t, rd_calib *cal, const char *name, struct sum *s)
 			s->last = now;
 		if (depth > 0) {
 			double dt = (double)(now - last) * 1e-9;
-			ts->useful += useful && stack[depth - 1] == DWT_STATE_RUNNING ? dt : 0;
-			ts->idle += idle && stack[depth - 1] == DWT_STATE_IDLE ? dt : 0;
+			ts->useful +=
+			    useful && stack[depth - 1] == DWT_STATE_RUNNING ? dt
+			                                                    : 0;
+			ts->idle +=
+			    idle && stack[depth - 1] == DWT_STATE_IDLE ? dt : 0;
 		}
 		last = now;
 		if (r.kind == FMT_R_STATE_PUSH && depth < SUM_DEPTH)
@@ -83,7 +87,7 @@ sum_thread(rd_thread *t, rd_calib *cal, const char *name, struct sum *s)
 		else if (r.kind == FMT_R_STATE_POP && depth > 0)
 			depth--;
 		else if (r.kind == FMT_R_EVENT &&
-			 r.u.event.type == DW_EV_FUNCTION && r.u.event.value)
+		         r.u.event.type == DW_EV_FUNCTION && r.u.event.value)
 			ts->calls++;
 	}
 	ts->seen = 1;
@@ -112,8 +116,8 @@ sum_proc(const rd_dir_proc *dp, struct sum *s, rd_errlist *errs)
 			continue;
 		rd_calib_add_thread(&cal, t);
 		const char *name =
-			p ? rd_proc_thread_name(p, rd_thread_header(t)->thread)
-			  : NULL;
+		    p ? rd_proc_thread_name(p, rd_thread_header(t)->thread)
+		      : NULL;
 		sum_thread(t, &cal, name, s);
 		rd_thread_close(t);
 	}
@@ -163,8 +167,9 @@ cmd_summary(int argc, char **argv)
 			return CMD_OK;
 		}
 		if (argv[i][0] == '-' || dir) {
-			fprintf(stderr, "dwork summary: unexpected argument '%s'\n",
-				argv[i]);
+			fprintf(stderr,
+			        "dwork summary: unexpected argument '%s'\n",
+			        argv[i]);
 			sum_usage(stderr);
 			return CMD_USAGE;
 		}
@@ -182,7 +187,7 @@ cmd_summary(int argc, char **argv)
 		return CMD_FAILED;
 	}
 	struct sum s = {.t = calloc(SUM_TASKS_MAX, sizeof *s.t),
-			.first = INT64_MAX};
+	                .first = INT64_MAX};
 	if (!s.t)
 		return CMD_FAILED;
 	for (size_t i = 0; i < d->nprocs; i++)

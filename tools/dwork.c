@@ -8,19 +8,18 @@
 #include "tools/cmd.h"
 
 static const struct cmd cmds[] = {
-	{"info", "summarise a trace directory: processes, threads, records",
-	 cmd_info},
-	{"merge", "merge a trace directory into a Paraver trace", cmd_merge},
-	{"convert", "a trace in other formats: OTF2, Chrome JSON, ...",
-	 cmd_convert},
-	{"summary", "useful time, calls and efficiency of a traced run",
-	 cmd_summary},
-	{"stats", "time per state, events, calls, bytes and POP metrics",
-	 cmd_stats},
-	{"view", "the timeline picture of a trace, as one HTML file",
-	 cmd_view},
-	{"run", "run a program as the master with N local workers, traced",
-	 cmd_run},
+    {"info", "summarise a trace directory: processes, threads, records",
+     cmd_info},
+    {"merge", "merge a trace directory into a Paraver trace", cmd_merge},
+    {"convert", "a trace in other formats: OTF2, Chrome JSON, ...",
+     cmd_convert},
+    {"summary", "useful time, calls and efficiency of a traced run",
+     cmd_summary},
+    {"stats", "time per state, events, calls, bytes and POP metrics",
+     cmd_stats},
+    {"view", "the timeline picture of a trace, as one HTML file", cmd_view},
+    {"run", "run a program as the master with N local workers, traced",
+     cmd_run},
 };
 
 static void
@@ -29,8 +28,9 @@ usage(FILE *out)
 	fprintf(out, "usage: dwork COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(out, "  %-8s %s\n", "help", "this text; 'dwork COMMAND --help' "
-					    "for a command");
+	fprintf(out, "  %-8s %s\n", "help",
+	        "this text; 'dwork COMMAND --help' "
+	        "for a command");
 }
 
 int

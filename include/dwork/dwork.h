@@ -29,18 +29,18 @@ extern "C" {
 
 /* Settings of dw_init_opts; zero means the default. */
 typedef struct dw_options {
-	int procs;               /* local workers to start (default 0) */
-	int executors;           /* executor threads per worker (1) */
-	int heartbeat_ms;        /* master→worker ping period (1000) */
+	int procs;                /* local workers to start (default 0) */
+	int executors;            /* executor threads per worker (1) */
+	int heartbeat_ms;         /* master→worker ping period (1000) */
 	int heartbeat_timeout_ms; /* silence that declares a worker dead
-				     (10000) */
-	const char *bind_addr;   /* address local workers listen on
-				    ("127.0.0.1") */
-	const char *trace;       /* NULL: DWORK_TRACE decides; "0": off;
-				    "1": on in ./<program>.trace; else the
-				    trace directory */
-	int clock_sync_ms;       /* period of clock measurements (10000) */
-	int no_merge;            /* 1: leave the per-process files unmerged */
+	                             (10000) */
+	const char *bind_addr;    /* address local workers listen on
+	                             ("127.0.0.1") */
+	const char *trace;        /* NULL: DWORK_TRACE decides; "0": off;
+	                             "1": on in ./<program>.trace; else the
+	                             trace directory */
+	int clock_sync_ms;        /* period of clock measurements (10000) */
+	int no_merge;             /* 1: leave the per-process files unmerged */
 } dw_options;
 
 /*
@@ -48,12 +48,12 @@ typedef struct dw_options {
  * numbers (enum dwt_state in dwork/trace.h).
  */
 enum dw_trace_type {
-	DW_EV_FUNCTION = 71000001,  /* remote function running: its id; 0 ends */
-	DW_EV_CALL = 71000002,      /* a call issued: the function's id */
-	DW_EV_MSG_SENT = 71000003,  /* a frame sent: its type */
-	DW_EV_MSG_RECV = 71000004,  /* a frame received: its type */
-	DW_EV_BYTES = 71000005,     /* payload bytes of that frame */
-	DW_EV_WORKER_JOIN = 71000006, /* a worker joined: its id */
+	DW_EV_FUNCTION = 71000001, /* remote function running: its id; 0 ends */
+	DW_EV_CALL = 71000002,     /* a call issued: the function's id */
+	DW_EV_MSG_SENT = 71000003, /* a frame sent: its type */
+	DW_EV_MSG_RECV = 71000004, /* a frame received: its type */
+	DW_EV_BYTES = 71000005,    /* payload bytes of that frame */
+	DW_EV_WORKER_JOIN = 71000006,  /* a worker joined: its id */
 	DW_EV_WORKER_LEAVE = 71000007, /* a worker left: its id */
 };
 
@@ -97,20 +97,20 @@ DW_API int dw_workers(int *ids, int max);
 
 /* What the core needs to reach one launched worker. */
 typedef struct dw_worker_config {
-	int id;            /* assigned by the core before launch */
-	char host[256];    /* connect to host:port … */
+	int id;         /* assigned by the core before launch */
+	char host[256]; /* connect to host:port … */
 	int port;
-	int fd;            /* … or use this connected socket (dial-in); -1 */
-	int pid;           /* local process id when known, else 0 */
+	int fd;             /* … or use this connected socket (dial-in); -1 */
+	int pid;            /* local process id when known, else 0 */
 	int out_fd, err_fd; /* the worker's stdout/stderr to forward, or -1 */
-	void *data;        /* the manager's own per-worker state */
+	void *data;         /* the manager's own per-worker state */
 } dw_worker_config;
 
 enum dw_manage_op {
 	DW_MANAGE_REGISTER = 1, /* the worker joined */
 	DW_MANAGE_DEREGISTER,   /* it is being removed */
 	DW_MANAGE_INTERRUPT,    /* dw_interrupt() */
-	DW_MANAGE_FINALIZE,     /* it has gone: release what the manager holds */
+	DW_MANAGE_FINALIZE, /* it has gone: release what the manager holds */
 };
 
 typedef struct dw_launch dw_launch; /* the core's side of one launch */
@@ -145,15 +145,15 @@ typedef struct dw_manager {
 
 /* Options of the local manager; NULL or zero fields mean the defaults. */
 typedef struct dw_local_options {
-	const char *exe;              /* default: this executable */
-	const char *const *args;      /* extra arguments, NULL-terminated */
-	const char *dir;              /* working directory */
-	const char *const *env;       /* extra "NAME=value" entries */
-	const char *bind_addr;        /* default: dw_options.bind_addr */
-	int parallel;                 /* launched at once (default 8) */
-	int launch_timeout_ms;        /* until the address line (10000) */
-	int remove_partial;           /* remove the ones that started when
-					 others failed (default: keep) */
+	const char *exe;         /* default: this executable */
+	const char *const *args; /* extra arguments, NULL-terminated */
+	const char *dir;         /* working directory */
+	const char *const *env;  /* extra "NAME=value" entries */
+	const char *bind_addr;   /* default: dw_options.bind_addr */
+	int parallel;            /* launched at once (default 8) */
+	int launch_timeout_ms;   /* until the address line (10000) */
+	int remove_partial;      /* remove the ones that started when
+	                            others failed (default: keep) */
 } dw_local_options;
 
 /*
@@ -191,35 +191,35 @@ DW_API int dw_interrupted(void);
 
 /* One host of an ssh launch. */
 typedef struct dw_ssh_host {
-	const char *host;  /* "[user@]host[:port]": ssh destination, port of
-			      its sshd; IPv6 in brackets ("[::1]:2222") */
-	int count;         /* workers there: >= 1, DW_AUTO, or 0 for 1 */
-	const char *bind;  /* "addr[:port]" its workers listen on (port:
-			      the first worker's, the next ones count up),
-			      or NULL for the default (see bind_addr) */
+	const char *host; /* "[user@]host[:port]": ssh destination, port of
+	                     its sshd; IPv6 in brackets ("[::1]:2222") */
+	int count;        /* workers there: >= 1, DW_AUTO, or 0 for 1 */
+	const char *bind; /* "addr[:port]" its workers listen on (port:
+	                     the first worker's, the next ones count up),
+	                     or NULL for the default (see bind_addr) */
 } dw_ssh_host;
 
 /* Options of the ssh manager; NULL or zero fields mean the defaults. */
 typedef struct dw_ssh_options {
-	const char *ssh;               /* ssh command line, split on blanks
-					  (default: $DWORK_SSH_COMMAND, else
-					  "ssh") */
-	const char *const *ssh_flags;  /* extra ssh arguments, NULL-ended */
-	const char *exe;               /* remote executable (default: this
-					  executable's path) */
-	const char *const *args;       /* extra worker arguments, NULL-ended */
-	const char *dir;               /* remote working directory */
-	const char *const *env;        /* "NAME=value" set for the workers */
-	const char *bind_addr;         /* where remote workers listen when a
-					  host gives no bind address
-					  (default: the address the ssh
-					  connection reached) */
-	int tunnel;                    /* 1: reach each worker through ssh
-					  (-W) instead of connecting to it;
-					  workers then listen on 127.0.0.1 */
-	int parallel;                  /* ssh launches at once (default 10) */
-	int launch_timeout_ms;         /* until the address line (30000) */
-	int remove_partial;            /* as dw_local_options */
+	const char *ssh;              /* ssh command line, split on blanks
+	                                 (default: $DWORK_SSH_COMMAND, else
+	                                 "ssh") */
+	const char *const *ssh_flags; /* extra ssh arguments, NULL-ended */
+	const char *exe;              /* remote executable (default: this
+	                                 executable's path) */
+	const char *const *args;      /* extra worker arguments, NULL-ended */
+	const char *dir;              /* remote working directory */
+	const char *const *env;       /* "NAME=value" set for the workers */
+	const char *bind_addr;        /* where remote workers listen when a
+	                                 host gives no bind address
+	                                 (default: the address the ssh
+	                                 connection reached) */
+	int tunnel;                   /* 1: reach each worker through ssh
+	                                 (-W) instead of connecting to it;
+	                                 workers then listen on 127.0.0.1 */
+	int parallel;                 /* ssh launches at once (default 10) */
+	int launch_timeout_ms;        /* until the address line (30000) */
+	int remove_partial;           /* as dw_local_options */
 } dw_ssh_options;
 
 /*
@@ -236,7 +236,7 @@ typedef struct dw_ssh_options {
  * every worker joined or failed.
  */
 DW_API int dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
-			   const dw_ssh_options *opts, int *ids, int max_ids);
+                           const dw_ssh_options *opts, int *ids, int max_ids);
 
 /*
  * Adds the workers a machine file lists, through ssh with opts.  Lines:
@@ -247,9 +247,8 @@ DW_API int dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
  * dw_addprocs_ssh.  dw_init does this for `--machine-file FILE` or
  * DWORK_MACHINE_FILE.
  */
-DW_API int dw_addprocs_machinefile(const char *path,
-				   const dw_ssh_options *opts, int *ids,
-				   int max_ids);
+DW_API int dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts,
+                                   int *ids, int max_ids);
 
 /*
  * Workers that dial in.  The master listens on addr ("host:port", port 0
@@ -287,11 +286,11 @@ DW_API int dw_write_cookie_file(const char *path);
 typedef struct dw_slurm_options {
 	const char *srun;              /* srun command (default "srun") */
 	const char *const *srun_flags; /* extra srun arguments, NULL-ended
-					  (--nodes, --partition, ...) */
+	                                  (--nodes, --partition, ...) */
 	const char *exe;               /* default: this executable */
 	const char *const *args;       /* extra worker arguments */
 	const char *bind_addr;         /* default: each node's Slurm name
-					  ($SLURMD_NODENAME) */
+	                                  ($SLURMD_NODENAME) */
 	int launch_timeout_ms;         /* until every address line (60000) */
 	int remove_partial;            /* as dw_local_options */
 } dw_slurm_options;
@@ -325,7 +324,7 @@ DW_API int dw_reply_take(dw_reply *r, void *data, size_t len);
 /* Sets the error message the caller receives; returns -1 for
  * `return dw_reply_error(r, "...")`. */
 DW_API int dw_reply_error(dw_reply *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Registers fn under name (copied) in this process.  Workers know the
  * functions registered before dw_init, including by DW_REGISTER.
@@ -334,7 +333,7 @@ DW_API int dw_register(const char *name, dw_fn fn);
 
 /* Registers fn under its own name when the program loads. */
 #define DW_REGISTER(fn)                                                        \
-	static void __attribute__((constructor)) dw_register_##fn##_(void)    \
+	static void __attribute__((constructor)) dw_register_##fn##_(void)     \
 	{                                                                      \
 		dw_register(#fn, fn);                                          \
 	}
@@ -351,7 +350,7 @@ typedef struct dw_future dw_future;
  * process 1 runs in the calling thread.
  */
 DW_API int dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
-			 dw_future **out);
+                         dw_future **out);
 
 /*
  * Runs fn(arg) on pid and waits for its result, in one round trip;
@@ -362,15 +361,15 @@ DW_API int dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
  * DW_ETIMEDOUT (the call is abandoned, its result discarded).
  */
 DW_API int dw_remotecall_fetch(int pid, const char *fn, const void *arg,
-			       size_t len, void **res, size_t *reslen);
-DW_API int dw_remotecall_fetch_timeout(int pid, const char *fn,
-				       const void *arg, size_t len, void **res,
-				       size_t *reslen, int timeout_ms);
+                               size_t len, void **res, size_t *reslen);
+DW_API int dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
+                                       size_t len, void **res, size_t *reslen,
+                                       int timeout_ms);
 
 /* Runs fn(arg) on pid and waits until it has run; the result stays there
  * (fetch it through *out). */
 DW_API int dw_remotecall_wait(int pid, const char *fn, const void *arg,
-			      size_t len, dw_future **out);
+                              size_t len, dw_future **out);
 
 /* Runs fn(arg) on pid without waiting or a result; an error is logged on
  * the remote side (and reaches the master's stderr). */
@@ -389,7 +388,7 @@ DW_API int dw_future_isready(dw_future *f);
  */
 DW_API int dw_future_fetch(dw_future *f, const void **res, size_t *len);
 DW_API int dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
-				   int timeout_ms);
+                                   int timeout_ms);
 /* Frees the future, and the remote result if it was never fetched. */
 DW_API void dw_future_free(dw_future *f);
 
@@ -407,21 +406,25 @@ DW_API int dw_errpid(void);
  * own 71000001..7.
  */
 enum dw_trace_type_work {
-	DW_EV_CHANNEL = 71000010,   /* a channel operation: enum dw_chan_op;
-				       0 when it returns */
-	DW_EV_POOL = 71000011,      /* a pool lent this worker id; 0 back */
-	DW_EV_PMAP = 71000012,      /* pmap: items in the batch sent; 0 at
-				       the end */
+	DW_EV_CHANNEL = 71000010,    /* a channel operation: enum dw_chan_op;
+	                                0 when it returns */
+	DW_EV_POOL = 71000011,       /* a pool lent this worker id; 0 back */
+	DW_EV_PMAP = 71000012,       /* pmap: items in the batch sent; 0 at
+	                                the end */
 	DW_EV_PMAP_RETRY = 71000013, /* pmap: items sent again after their
-					worker died */
-	DW_EV_PMAP_ITEM = 71000014, /* a pmap item running: index + 1; 0 */
-	DW_EV_PEER = 71000015,      /* a worker-to-worker link opened: the
-				       other worker's id */
+	                                worker died */
+	DW_EV_PMAP_ITEM = 71000014,  /* a pmap item running: index + 1; 0 */
+	DW_EV_PEER = 71000015,       /* a worker-to-worker link opened: the
+	                                other worker's id */
 };
 
 enum dw_chan_op {
-	DW_CHAN_PUT = 1, DW_CHAN_TAKE, DW_CHAN_FETCH, DW_CHAN_WAIT,
-	DW_CHAN_READY, DW_CHAN_CLOSE,
+	DW_CHAN_PUT = 1,
+	DW_CHAN_TAKE,
+	DW_CHAN_FETCH,
+	DW_CHAN_WAIT,
+	DW_CHAN_READY,
+	DW_CHAN_CLOSE,
 };
 
 /* ---- remote channels ---- */
@@ -445,8 +448,8 @@ DW_API int dw_channel_new(int pid, size_t capacity, dw_channel **out);
  * was put).
  */
 DW_API int dw_channel_put(dw_channel *ch, const void *data, size_t len);
-DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data,
-				  size_t len, int timeout_ms);
+DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data, size_t len,
+                                  int timeout_ms);
 /*
  * Takes the oldest value; waits while the channel is empty.  *data is
  * malloc'd (free it).  Errors as put; DW_ECLOSED once it is closed and
@@ -454,11 +457,11 @@ DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data,
  */
 DW_API int dw_channel_take(dw_channel *ch, void **data, size_t *len);
 DW_API int dw_channel_take_timeout(dw_channel *ch, void **data, size_t *len,
-				   int timeout_ms);
+                                   int timeout_ms);
 /* As take, but a copy: the value stays in the channel. */
 DW_API int dw_channel_fetch(dw_channel *ch, void **data, size_t *len);
 DW_API int dw_channel_fetch_timeout(dw_channel *ch, void **data, size_t *len,
-				    int timeout_ms);
+                                    int timeout_ms);
 /* Waits until a value is there (DW_OK) or as take's errors. */
 DW_API int dw_channel_wait(dw_channel *ch);
 DW_API int dw_channel_wait_timeout(dw_channel *ch, int timeout_ms);
@@ -485,8 +488,7 @@ DW_API void dw_channel_free(dw_channel *ch);
  * remote result is gone: it was fetched or freed), the future's own
  * error.
  */
-DW_API int dw_channel_export(dw_channel *ch, int to, void **bytes,
-			     size_t *len);
+DW_API int dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len);
 DW_API int dw_future_export(dw_future *f, int to, void **bytes, size_t *len);
 /*
  * In process `to`: the reference those bytes name, as this process's own
@@ -525,21 +527,20 @@ DW_API int dw_pool_take(dw_pool *p, int timeout_ms);
 DW_API void dw_pool_put(dw_pool *p, int id);
 
 /* dw_remotecall_fetch on an idle member of the pool (waits for one). */
-DW_API int dw_pool_remotecall_fetch(dw_pool *p, const char *fn,
-				    const void *arg, size_t len, void **res,
-				    size_t *reslen);
+DW_API int dw_pool_remotecall_fetch(dw_pool *p, const char *fn, const void *arg,
+                                    size_t len, void **res, size_t *reslen);
 DW_API int dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn,
-					    const void *arg, size_t len,
-					    void **res, size_t *reslen,
-					    int timeout_ms);
+                                            const void *arg, size_t len,
+                                            void **res, size_t *reslen,
+                                            int timeout_ms);
 /* dw_remotecall on an idle member; the member is back in the pool when
  * the call completes.  _timeout: waits at most timeout_ms for an idle
  * member (DW_ETIMEDOUT). */
 DW_API int dw_pool_remotecall(dw_pool *p, const char *fn, const void *arg,
-			      size_t len, dw_future **out);
+                              size_t len, dw_future **out);
 DW_API int dw_pool_remotecall_timeout(dw_pool *p, const char *fn,
-				      const void *arg, size_t len,
-				      dw_future **out, int timeout_ms);
+                                      const void *arg, size_t len,
+                                      dw_future **out, int timeout_ms);
 
 /*
  * A large read-only argument for the pool's calls (what Distributed's
@@ -550,7 +551,7 @@ DW_API int dw_pool_remotecall_timeout(dw_pool *p, const char *fn,
  * freed.  Returns DW_OK, DW_ENOMEM, DW_ETOOBIG.
  */
 DW_API int dw_pool_cache(dw_pool *p, const void *data, size_t len,
-			 uint64_t *handle);
+                         uint64_t *handle);
 /* In a remote function: the cached bytes of handle (valid during the
  * call).  DW_ENOTFOUND when this process has none under that handle. */
 DW_API int dw_cached(uint64_t handle, const void **data, size_t *len);
@@ -564,10 +565,10 @@ typedef struct dw_buf {
 
 /* One result of dw_pmap: the bytes, or an error. */
 typedef struct dw_result {
-	int err;      /* DW_OK, or the item's error (DW_EREMOTE, DW_EEXITED) */
-	int pid;      /* the process that ran it (last tried, on error) */
-	void *data;   /* malloc'd result; on error the NUL-terminated
-			 message */
+	int err;    /* DW_OK, or the item's error (DW_EREMOTE, DW_EEXITED) */
+	int pid;    /* the process that ran it (last tried, on error) */
+	void *data; /* malloc'd result; on error the NUL-terminated
+	               message */
 	size_t len;
 } dw_result;
 
@@ -577,13 +578,13 @@ enum dw_on_error {
 };
 
 typedef struct dw_pmap_options {
-	dw_pool *pool;   /* NULL: the default pool */
-	int batch_size;  /* items per call; 0: automatic (shrinking as the
-			    items run out) */
-	int on_error;    /* enum dw_on_error */
-	int max_tries;   /* runs of one item on workers that died before it
-			    fails with DW_EEXITED (0: 4) */
-	int timeout_ms;  /* whole pmap, <= 0: none */
+	dw_pool *pool;  /* NULL: the default pool */
+	int batch_size; /* items per call; 0: automatic (shrinking as the
+	                   items run out) */
+	int on_error;   /* enum dw_on_error */
+	int max_tries;  /* runs of one item on workers that died before it
+	                   fails with DW_EEXITED (0: 4) */
+	int timeout_ms; /* whole pmap, <= 0: none */
 } dw_pmap_options;
 
 /*
@@ -599,7 +600,7 @@ typedef struct dw_pmap_options {
  * DW_ENOTFOUND (no process to run on).  Free with dw_results_free.
  */
 DW_API int dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
-		   const dw_pmap_options *opts);
+                   const dw_pmap_options *opts);
 DW_API void dw_results_free(dw_result *r, size_t n);
 
 /* ---- everywhere, parallel loops, spawn ---- */
@@ -612,14 +613,14 @@ DW_API void dw_results_free(dw_result *r, size_t n);
  */
 DW_API int dw_everywhere(const char *fn, const void *arg, size_t len);
 DW_API int dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
-				 int timeout_ms);
+                                 int timeout_ms);
 
 /*
  * Combines one part into the accumulated result: *acc (malloc'd, NULL at
  * first) and *acclen; returns 0, or non-zero to fail the loop.
  */
 typedef int (*dw_reduce_fn)(void **acc, size_t *acclen, const void *part,
-			    size_t partlen, void *ctx);
+                            size_t partlen, void *ctx);
 
 /*
  * The distributed loop (Distributed's @distributed): splits [lo, hi) into
@@ -631,33 +632,33 @@ typedef int (*dw_reduce_fn)(void **acc, size_t *acclen, const void *part,
  * reducer's failure (DW_EINVAL).
  */
 DW_API int dw_distributed_for(const char *fn, int64_t lo, int64_t hi,
-			      const void *arg, size_t len, dw_reduce_fn reduce,
-			      void *ctx, void **res, size_t *reslen);
+                              const void *arg, size_t len, dw_reduce_fn reduce,
+                              void *ctx, void **res, size_t *reslen);
 /* As dw_distributed_for, or DW_ETIMEDOUT after timeout_ms. */
 DW_API int dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
-				      const void *arg, size_t len,
-				      dw_reduce_fn reduce, void *ctx,
-				      void **res, size_t *reslen,
-				      int timeout_ms);
+                                      const void *arg, size_t len,
+                                      dw_reduce_fn reduce, void *ctx,
+                                      void **res, size_t *reslen,
+                                      int timeout_ms);
 /* In fn: its range and the loop's argument.  DW_EFORMAT if arg is not a
  * loop's. */
 DW_API int dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
-			const void **user, size_t *ulen);
+                        const void **user, size_t *ulen);
 
 /* dw_remotecall on the next worker of the default pool, round-robin
  * (Distributed's @spawnat :any).  *pid (may be NULL) gets its id. */
 DW_API int dw_spawn(const char *fn, const void *arg, size_t len,
-		    dw_future **out, int *pid);
+                    dw_future **out, int *pid);
 
 /* ---- topology ---- */
 
 enum dw_topology {
 	DW_TOPOLOGY_ALL_TO_ALL = 0,    /* workers call each other: links open
-					  at first use, the higher id dials
-					  the lower (default) */
+	                                  at first use, the higher id dials
+	                                  the lower (default) */
 	DW_TOPOLOGY_MASTER_WORKER = 1, /* workers talk to the master only; a
-					  worker-to-worker call fails with
-					  DW_EACCES */
+	                                  worker-to-worker call fails with
+	                                  DW_EACCES */
 };
 
 /* Master: sets the topology for links not yet opened.  DW_ESTATE on a

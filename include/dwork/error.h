@@ -39,7 +39,7 @@ typedef enum dw_err {
 #define DW_XX_ENUM(name, msg) DW_##name,
 	DW_ERR_MAP(DW_XX_ENUM)
 #undef DW_XX_ENUM
-	DW_ERR_COUNT
+	    DW_ERR_COUNT
 } dw_err;
 
 /* Returns a static, human-readable message for err (never NULL). */

@@ -79,14 +79,14 @@ typedef struct dwt_config {
 	uint64_t segment_size;
 	uint64_t size_cap;
 	int circular;
-	int clock; /* enum dwt_clock */
+	int clock;                      /* enum dwt_clock */
 	const char *instrument_include; /* NULL: every function */
 	const char *instrument_exclude; /* NULL: none */
 	uint64_t instrument_min_ns;
 } dwt_config;
 
-#define DWT_SEGMENT_MIN (64u << 10)
-#define DWT_SEGMENT_MAX (1u << 30)
+#define DWT_SEGMENT_MIN     (64u << 10)
+#define DWT_SEGMENT_MAX     (1u << 30)
 #define DWT_SEGMENT_DEFAULT (1u << 20)
 
 /* Fills cfg with the defaults (enabled, 1 MiB segments, no cap, linear). */
@@ -142,7 +142,7 @@ DW_API void dwt_event(uint32_t type, uint64_t value);
 
 /* n events sharing one timestamp. */
 DW_API void dwt_events(unsigned n, const uint32_t *types,
-		       const uint64_t *values);
+                       const uint64_t *values);
 
 /* Enter a state (pushed on this thread's state stack) / leave the
  * innermost one. */
@@ -152,10 +152,10 @@ DW_API void dwt_state_pop(void);
 /* Communication flags: direction, and which of Paraver's two times this
  * record gives (logical: when the program asked; physical: when the bytes
  * left or arrived).  A record may give both. */
-#define DWT_SEND 0u
-#define DWT_RECV 1u
-#define DWT_LOGICAL 2u
-#define DWT_PHYSICAL 4u
+#define DWT_SEND       0u
+#define DWT_RECV       1u
+#define DWT_LOGICAL    2u
+#define DWT_PHYSICAL   4u
 #define DWT_THREAD_ANY 0xffffffu
 
 /*
@@ -164,8 +164,8 @@ DW_API void dwt_state_pop(void);
  * receive by (sender task, receiver task, id).
  */
 DW_API void dwt_comm(unsigned flags, uint32_t partner_task,
-		     uint32_t partner_thread, uint32_t tag, uint64_t size,
-		     uint64_t id);
+                     uint32_t partner_thread, uint32_t tag, uint64_t size,
+                     uint64_t id);
 
 /* A user function entered / left, identified by its address. */
 DW_API void dwt_func_enter(const void *addr);
@@ -176,7 +176,7 @@ DW_API void dwt_func_exit(const void *addr);
  * task's clock read local_ns + offset_ns, measured with round trip rtt_ns.
  */
 DW_API void dwt_sync(uint32_t ref_task, uint64_t local_ns, int64_t offset_ns,
-		     uint64_t rtt_ns);
+                     uint64_t rtt_ns);
 
 /* This process's trace clock in nanoseconds (the host's
  * CLOCK_MONOTONIC_RAW timeline). */
@@ -221,24 +221,24 @@ DW_API uint32_t dwt_thread(void);
  */
 DW_API extern int dwt_recording_; /* read only; nonzero while recording */
 #if !defined(DWT_NO_INLINE_CHECK) && !defined(DW_BUILDING)
-#define DWT_RECORDING_ __atomic_load_n(&dwt_recording_, __ATOMIC_RELAXED)
-#define DWT_IF_ON_(call) (DWT_RECORDING_ ? call : (void)0)
-#define dwt_event(t, v) DWT_IF_ON_(dwt_event(t, v))
+#define DWT_RECORDING_      __atomic_load_n(&dwt_recording_, __ATOMIC_RELAXED)
+#define DWT_IF_ON_(call)    (DWT_RECORDING_ ? call : (void)0)
+#define dwt_event(t, v)     DWT_IF_ON_(dwt_event(t, v))
 #define dwt_events(n, t, v) DWT_IF_ON_(dwt_events(n, t, v))
-#define dwt_state_push(s) DWT_IF_ON_(dwt_state_push(s))
-#define dwt_state_pop() DWT_IF_ON_(dwt_state_pop())
+#define dwt_state_push(s)   DWT_IF_ON_(dwt_state_push(s))
+#define dwt_state_pop()     DWT_IF_ON_(dwt_state_pop())
 #define dwt_comm(f, pt, pth, tag, size, id)                                    \
 	DWT_IF_ON_(dwt_comm(f, pt, pth, tag, size, id))
 #define dwt_func_enter(a) DWT_IF_ON_(dwt_func_enter(a))
-#define dwt_func_exit(a) DWT_IF_ON_(dwt_func_exit(a))
+#define dwt_func_exit(a)  DWT_IF_ON_(dwt_func_exit(a))
 #endif
 
 /* ---- counters ---- */
 typedef struct dwt_stats {
-	uint64_t records;        /* records stored (all threads) */
-	uint64_t lost_disk;      /* records lost: the disk was full */
-	uint64_t lost_cap;       /* records lost: the size cap was reached */
-	uint64_t segments;       /* segments made */
+	uint64_t records;         /* records stored (all threads) */
+	uint64_t lost_disk;       /* records lost: the disk was full */
+	uint64_t lost_cap;        /* records lost: the size cap was reached */
+	uint64_t segments;        /* segments made */
 	uint64_t segments_reused; /* circular mode: segments overwritten */
 	uint32_t threads;
 } dwt_stats;

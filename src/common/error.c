@@ -4,7 +4,7 @@
 
 static const char *const err_msgs[] = {
 #define DW_XX_MSG(name, msg) msg,
-	DW_ERR_MAP(DW_XX_MSG)
+    DW_ERR_MAP(DW_XX_MSG)
 #undef DW_XX_MSG
 };
 

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #define FMT_MAGIC_PROCESS "DWTPROC" /* 8 bytes with the NUL */
-#define FMT_MAGIC_THREAD "DWTTHRD"
+#define FMT_MAGIC_THREAD  "DWTTHRD"
 #define FMT_VERSION_MAJOR 1
 #define FMT_VERSION_MINOR 0
-#define FMT_BOM 0x01020304u
-#define FMT_HEADER_PAGE 4096u /* space the header occupies in the file */
+#define FMT_BOM           0x01020304u
+#define FMT_HEADER_PAGE   4096u /* space the header occupies in the file */
 
 enum fmt_file_kind { FMT_FILE_PROCESS = 1, FMT_FILE_THREAD = 2 };
 enum fmt_clock_kind { FMT_CLOCK_TSC = 1, FMT_CLOCK_MONO_RAW = 2 };
@@ -22,7 +22,7 @@ enum fmt_flags {
 	FMT_FLAG_ENDED = 1u,    /* dwt_fini ran */
 	FMT_FLAG_CIRCULAR = 2u, /* circular mode: segments may be reused */
 	FMT_FLAG_TRIMMED = 4u,  /* the last segment of the file was cut
-				   after its last record by dwt_fini */
+	                           after its last record by dwt_fini */
 };
 
 /* File header field offsets (both kinds). */
@@ -53,7 +53,7 @@ enum fmt_hdr_off {
 	FMT_H_LOST_CAP = 128,    /* u64 */
 	FMT_H_SEG_REUSED = 136,  /* u64 */
 	FMT_H_RECORDS = 144,     /* u64: records stored, updated at segment
-				    switches and fini */
+	                            switches and fini */
 	FMT_H_HOST = 152,        /* char[64], NUL padded */
 	FMT_H_PROGRAM = 216,     /* char[64], NUL padded */
 	FMT_H_END = 280,         /* header_size of version 1.0 */
@@ -72,9 +72,9 @@ enum fmt_seg_off {
 };
 
 /* Records: 16 bytes, w0 = kind << 28 | delta, a (u32), b (u64). */
-#define FMT_REC_SIZE 16u
-#define FMT_KIND_SHIFT 28
-#define FMT_DELTA_MASK 0x0fffffffu
+#define FMT_REC_SIZE    16u
+#define FMT_KIND_SHIFT  28
+#define FMT_DELTA_MASK  0x0fffffffu
 #define FMT_DELTA_LIMIT (1u << 28)
 enum fmt_rec_kind {
 	FMT_R_EVENT = 1,      /* a type, b value */
@@ -83,14 +83,14 @@ enum fmt_rec_kind {
 	FMT_R_FUNC_ENTER = 4, /* b address */
 	FMT_R_FUNC_EXIT = 5,  /* b address */
 	FMT_R_COMM = 6,       /* 2 slots: a tag, b id; then a partner task,
-				 b size, delta bits: flags | thread << 3 */
+	                         b size, delta bits: flags | thread << 3 */
 	FMT_R_SYNC = 7,       /* 2 slots: a ref task, b local ns; then
-				 a rtt ns (saturated), b offset ns (i64) */
+	                         a rtt ns (saturated), b offset ns (i64) */
 	FMT_R_NEWBASE = 8,    /* b absolute ticks; delta 0 */
 	FMT_R_CONT = 15,      /* second slot of a 2-slot record */
 };
 #define FMT_COMM_THREAD_SHIFT 3
-#define FMT_COMM_THREAD_ANY 0xffffffu
+#define FMT_COMM_THREAD_ANY   0xffffffu
 
 /* Process file label records (TLV after the header page). */
 #define FMT_TLV_MAX 65536u /* largest payload a reader accepts */

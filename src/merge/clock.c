@@ -39,7 +39,8 @@ sync_cmp(const void *a, const void *b)
 static double
 point_slope(const mg_point *a, const mg_point *b)
 {
-	return ((double)b->off - (double)a->off) / ((double)b->x - (double)a->x);
+	return ((double)b->off - (double)a->off) /
+	       ((double)b->x - (double)a->x);
 }
 
 static uint64_t
@@ -287,9 +288,9 @@ host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, mg_slope *m,
 	*end = UINT64_MAX;
 	if (k->n <= 1) {
 		*base = a ? *a : (rd_pair){0, 0};
-		*m = k->ticks_per_s ? slope_make(false, 1000000000u,
-		                                 k->ticks_per_s)
-		                    : slope_make(false, 1, 1);
+		*m = k->ticks_per_s
+		         ? slope_make(false, 1000000000u, k->ticks_per_s)
+		         : slope_make(false, 1, 1);
 		return;
 	}
 	b = &k->pairs[k->n - 1];
@@ -393,13 +394,15 @@ compose_refs(mg_ctx *c, mg_proc *p)
 			continue;
 		r = proc_of_task(c, s->ref);
 		if (r && r != p) {
-			s->offset += mg_clock_off(&r->clk, s->local + s->offset);
+			s->offset +=
+			    mg_clock_off(&r->clk, s->local + s->offset);
 		} else if (!told) {
-			mg_problem(c->errs,
-			           "%s: sync records against task %u, which has "
-			           "no clock of its own in the trace; taken as "
-			           "the reference",
-			           p->name, s->ref);
+			mg_problem(
+			    c->errs,
+			    "%s: sync records against task %u, which has "
+			    "no clock of its own in the trace; taken as "
+			    "the reference",
+			    p->name, s->ref);
 			told = true;
 		}
 	}

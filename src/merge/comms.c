@@ -49,7 +49,8 @@ comms_free(mg_comms *cm)
 	memset(cm, 0, sizeof *cm);
 }
 
-/* ---- The table ------------------------------------------------------------ */
+/* ---- The table ------------------------------------------------------------
+ */
 
 static uint32_t
 key_hash(uint32_t s, uint32_t r, uint64_t id)
@@ -181,14 +182,18 @@ msg_find(mg_comms *cm, uint32_t s, uint32_t r, uint64_t id)
 	m = pool_get(cm);
 	if (m == MG_NONE)
 		return m;
-	cm->pool[m] = (mg_msg){.stask = s, .rtask = r, .id = id,
-	                       .state = M_OPEN, .in_table = true};
+	cm->pool[m] = (mg_msg){.stask = s,
+	                       .rtask = r,
+	                       .id = id,
+	                       .state = M_OPEN,
+	                       .in_table = true};
 	cm->slots[j] = m + 1;
 	cm->used++;
 	return m;
 }
 
-/* ---- Parts ------------------------------------------------------------------ */
+/* ---- Parts ------------------------------------------------------------------
+ */
 
 static bool
 matched(const mg_msg *g)
@@ -296,7 +301,8 @@ comms_part(mg_ctx *c, mg_stream *s, const rd_rec *r, int64_t t)
 	return oq_place(c, m);
 }
 
-/* ---- Completion --------------------------------------------------------------- */
+/* ---- Completion
+ * --------------------------------------------------------------- */
 
 /* Counts a receive moved after its send, against the clocks' error. */
 static void
@@ -317,7 +323,8 @@ static void
 finalize(mg_ctx *c, mg_msg *g)
 {
 	int64_t end = c->t0 + (int64_t)c->duration;
-	bool one_point = g->rjoint || (g->have & (M_RL | M_RP)) != (M_RL | M_RP);
+	bool one_point =
+	    g->rjoint || (g->have & (M_RL | M_RP)) != (M_RL | M_RP);
 
 	if (!(g->have & M_SL))
 		g->sl = g->sp;

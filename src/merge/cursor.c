@@ -83,8 +83,8 @@ stack_push_slow(mg_stack *s, uint32_t state)
 {
 	if (s->n == s->cap && !s->over) {
 		uint32_t cap = s->cap ? s->cap * 2 : 16;
-		uint32_t *v = cap <= MG_STACK_MAX ? realloc(s->v, cap * sizeof *v)
-		                                  : NULL;
+		uint32_t *v =
+		    cap <= MG_STACK_MAX ? realloc(s->v, cap * sizeof *v) : NULL;
 
 		if (!v) {
 			s->over++;
@@ -99,7 +99,8 @@ stack_push_slow(mg_stack *s, uint32_t state)
 		s->v[s->n++] = state;
 }
 
-/* ---- Lookahead ------------------------------------------------------------ */
+/* ---- Lookahead ------------------------------------------------------------
+ */
 
 /* Record i through the second reader (opened and moved as needed). */
 static const mg_ent *
@@ -107,8 +108,7 @@ la_far(mg_stream *s, uint64_t i)
 {
 	if (s->la_eof)
 		return NULL;
-	if (!s->la.rd &&
-	    cursor_open(&s->la, s->path, &s->proc->clk) != DW_OK) {
+	if (!s->la.rd && cursor_open(&s->la, s->path, &s->proc->clk) != DW_OK) {
 		s->la_eof = true;
 		return NULL;
 	}

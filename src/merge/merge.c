@@ -88,8 +88,9 @@ stream_times(mg_ctx *c)
 		any = true;
 	}
 	if (!any) {
-		mg_problem(c->errs, "%s: no records in any thread file; nothing "
-		                    "to merge",
+		mg_problem(c->errs,
+		           "%s: no records in any thread file; nothing "
+		           "to merge",
 		           c->o->dir);
 		return DW_EFORMAT;
 	}

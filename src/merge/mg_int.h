@@ -14,13 +14,13 @@
 #include "merge/reader.h"
 #include "merge/writer.h"
 
-#define MG_TASK_MAX   (1u << 20) /* tracer task ids above are refused */
-#define MG_THREAD_MAX (1u << 16) /* tracer thread ids above are refused */
-#define MG_STACK_MAX  (1u << 16) /* deeper state pushes are counted */
-#define MG_TYPE_FUNC  60000019u  /* user functions (as Extrae) */
-#define MG_STATE_IDLE 0u
+#define MG_TASK_MAX          (1u << 20) /* tracer task ids above are refused */
+#define MG_THREAD_MAX        (1u << 16) /* tracer thread ids above are refused */
+#define MG_STACK_MAX         (1u << 16) /* deeper state pushes are counted */
+#define MG_TYPE_FUNC         60000019u  /* user functions (as Extrae) */
+#define MG_STATE_IDLE        0u
 #define MG_STATE_NOT_CREATED 2u
-#define MG_NONE UINT32_MAX
+#define MG_NONE              UINT32_MAX
 
 /* Adds "what" to errs, one line (a problem with the input). */
 void mg_problem(rd_errlist *errs, const char *fmt, ...)
@@ -92,8 +92,8 @@ void mg_clock_free(mg_clock *k);
  * that would make corrected time run backwards is dropped and reported
  * under name.  Returns DW_OK or DW_ENOMEM.
  */
-dw_err mg_clock_from_syncs(mg_clock *k, mg_sync *s, size_t n,
-                           const char *name, rd_errlist *errs);
+dw_err mg_clock_from_syncs(mg_clock *k, mg_sync *s, size_t n, const char *name,
+                           rd_errlist *errs);
 
 /* Copies src's points shifted: off(x) = d + off_src(x + d). */
 dw_err mg_clock_borrow(mg_clock *k, const mg_clock *src, int64_t d);
@@ -113,15 +113,15 @@ int64_t mg_clock_err(const mg_clock *k, int64_t x);
  */
 typedef struct mg_tconv {
 	mg_clock *k;
-	bool ident;       /* clock kind 2: ticks are host ns */
-	bool has_off;     /* the clock has correction points */
-	uint64_t c_lo;    /* cached span: ticks in [c_lo, c_lo + c_len) */
+	bool ident;    /* clock kind 2: ticks are host ns */
+	bool has_off;  /* the clock has correction points */
+	uint64_t c_lo; /* cached span: ticks in [c_lo, c_lo + c_len) */
 	uint64_t c_len;
-	int64_t c_ns;     /* host ns at c_lo */
+	int64_t c_ns;      /* host ns at c_lo */
 	uint64_t c_i, c_f; /* its slope (ns a tick) in 64.64 */
-	int64_t o_lo;     /* cached segment: host ns in [o_lo, o_lo + o_len) */
+	int64_t o_lo;      /* cached segment: host ns in [o_lo, o_lo + o_len) */
 	uint64_t o_len;
-	int64_t o_off;    /* offset at o_lo */
+	int64_t o_off;     /* offset at o_lo */
 	uint64_t o_i, o_f; /* its slope's size in 64.64 ... */
 	bool o_neg;        /* ... and sign */
 	int64_t last;
@@ -242,13 +242,13 @@ typedef struct mg_stream {
 	mg_cursor la;       /* second reader, for states longer than the ring */
 	mg_ent la_ent;
 	bool la_eof;
-	uint32_t shown; /* state shown now */
+	uint32_t shown;   /* state shown now */
 	uint32_t *fstack; /* function ids entered */
 	uint32_t fn, fcap;
 	uint64_t fcache_addr; /* last function looked up */
 	uint32_t fcache_id;
-	int phase; /* enum mg_phase */
-	int64_t key;      /* its first time, then the last time taken */
+	int phase;   /* enum mg_phase */
+	int64_t key; /* its first time, then the last time taken */
 } mg_stream;
 
 /* ---- Labels (names.c) --------------------------------------------------- */
@@ -301,7 +301,8 @@ void mg_progress_start(mg_progress *p, FILE *out, const char *what,
 void mg_progress_update(mg_progress *p, uint64_t done);
 void mg_progress_end(mg_progress *p);
 
-/* ---- The merge ------------------------------------------------------------ */
+/* ---- The merge ------------------------------------------------------------
+ */
 
 typedef struct mg_ctx {
 	const mg_opts *o;

@@ -34,10 +34,11 @@ proc_load(mg_ctx *c, const rd_dir_proc *dp, mg_proc *p)
 	p->hdr = p->labels ? p->labels->hdr : dp->hdr;
 	p->task = p->hdr.task;
 	if (p->task >= MG_TASK_MAX) {
-		mg_problem(c->errs,
-		           "%s: task id %u is over the limit (%u); process left "
-		           "out",
-		           p->name, p->task, MG_TASK_MAX - 1);
+		mg_problem(
+		    c->errs,
+		    "%s: task id %u is over the limit (%u); process left "
+		    "out",
+		    p->name, p->task, MG_TASK_MAX - 1);
 		p->skip = true;
 	}
 	mg_clock_init(&p->clk, p->hdr.clock, p->hdr.ticks_per_s);
@@ -229,8 +230,8 @@ shape_task_name(mg_ctx *c, uint32_t t, const mg_proc *p, uint32_t nprocs)
 	if (!p)
 		snprintf(buf, sizeof buf, "task %u (not traced)", t);
 	else if (nprocs > 1)
-		snprintf(buf, sizeof buf, "task %u (pid %u and %u more on %s)", t,
-		         p->hdr.pid, nprocs - 1, host_name(p));
+		snprintf(buf, sizeof buf, "task %u (pid %u and %u more on %s)",
+		         t, p->hdr.pid, nprocs - 1, host_name(p));
 	else
 		snprintf(buf, sizeof buf, "task %u (pid %u on %s)", t,
 		         p->hdr.pid, host_name(p));
@@ -293,8 +294,8 @@ shape_thread_name(mg_ctx *c, mg_thread *th, uint32_t nprocs)
 {
 	uint32_t tid;
 	mg_proc *p = thread_owner(c, th->task, th->num, &tid);
-	const char *label = p && p->labels ? rd_proc_thread_name(p->labels, tid)
-	                                   : NULL;
+	const char *label =
+	    p && p->labels ? rd_proc_thread_name(p->labels, tid) : NULL;
 	char buf[256], pid[32] = "";
 
 	if (p && nprocs > 1)
@@ -390,8 +391,8 @@ shape_info(mg_ctx *c)
 	}
 	f->duration = c->duration;
 	f->start_real_ns = real;
-	f->program = first && first->hdr.program[0] ? first->hdr.program
-	                                            : "program";
+	f->program =
+	    first && first->hdr.program[0] ? first->hdr.program : "program";
 	f->nodes = c->nodes, f->nnodes = c->nnodes;
 	f->tasks = c->tasks, f->ntasks = c->ntasks;
 	f->threads = c->threads, f->nthreads = c->nthreads;

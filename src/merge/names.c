@@ -250,8 +250,9 @@ fmap_grow(mg_fmap *m)
 		return false;
 	}
 	for (uint32_t i = 0; i < m->cap; i++) {
-		uint32_t j = (uint32_t)(m->addrs[i] * 0x9e3779b97f4a7c15ull >>
-		                        40) & (cap - 1);
+		uint32_t j =
+		    (uint32_t)(m->addrs[i] * 0x9e3779b97f4a7c15ull >> 40) &
+		    (cap - 1);
 
 		if (!m->addrs[i])
 			continue;
@@ -277,8 +278,7 @@ fmap_anon(mg_ctx *c, mg_proc *p, uint64_t addr)
 		return m->zero_id;
 	if (addr && (m->n + 1) * 2 > m->cap && !fmap_grow(m))
 		return 0;
-	j = addr ? (uint32_t)(addr * 0x9e3779b97f4a7c15ull >> 40) &
-	               (m->cap - 1)
+	j = addr ? (uint32_t)(addr * 0x9e3779b97f4a7c15ull >> 40) & (m->cap - 1)
 	         : 0;
 	while (addr && m->addrs[j] && m->addrs[j] != addr)
 		j = (j + 1) & (m->cap - 1);
@@ -379,7 +379,8 @@ states_build(mg_ctx *c)
 	return DW_OK;
 }
 
-/* ---- Event types and values ------------------------------------------------ */
+/* ---- Event types and values ------------------------------------------------
+ */
 
 /* A type or value label of some process, with its place in process
  * order: of equal keys the first one wins. */
@@ -438,11 +439,12 @@ tv_collect(const mg_ctx *c, size_t *n)
 		const rd_proc *l = c->procs[i].labels;
 
 		for (size_t j = 0; l && j < l->ntypes; j++, k++)
-			v[k] = (struct tv){l->types[j].type, 0, l->types[j].name,
-			                   k, false};
+			v[k] = (struct tv){l->types[j].type, 0,
+			                   l->types[j].name, k, false};
 		for (size_t j = 0; l && j < l->nvalues; j++, k++)
-			v[k] = (struct tv){l->values[j].type, l->values[j].value,
-			                   l->values[j].name, k, true};
+			v[k] =
+			    (struct tv){l->values[j].type, l->values[j].value,
+			                l->values[j].name, k, true};
 	}
 	*n = k;
 	if (v)
@@ -465,7 +467,8 @@ type_from_run(mg_ctx *c, const struct tv *v, size_t n, mg_type_label *t)
 	for (size_t i = 0; i < n; i++)
 		if (v[i].is_value &&
 		    (!k || t->values[k - 1].value != v[i].value))
-			t->values[k++] = (mg_value_label){v[i].value, v[i].name};
+			t->values[k++] =
+			    (mg_value_label){v[i].value, v[i].name};
 	t->nvalues = k;
 	if (!t->name) {
 		snprintf(buf, sizeof buf, "Event type %u", t->type);

@@ -38,8 +38,8 @@ mg_progress_update(mg_progress *p, uint64_t done)
 		return;
 	p->last = t;
 	rate = (double)done / (t - p->start);
-	left = p->total > done && rate > 0 ? (double)(p->total - done) / rate
-	                                    : 0;
+	left =
+	    p->total > done && rate > 0 ? (double)(p->total - done) / rate : 0;
 	fprintf(p->out,
 	        "\rdwork merge: %s %.1fM of %.1fM records, %.1fM records/s, "
 	        "%.0f s left\033[K",

@@ -28,7 +28,7 @@ typedef struct prv_writer {
 	char *path[F_N], *tmp[F_N];
 	ob out;
 	bool opened, ended;
-	char *pre;         /* "cpu:1:task:thread:" of thread i at i * PRV_PRE */
+	char *pre; /* "cpu:1:task:thread:" of thread i at i * PRV_PRE */
 	uint8_t *pre_len;
 	uint32_t nthreads;
 	ob_near t_time, t_other; /* record times, other times */
@@ -76,9 +76,9 @@ put_str(prv_writer *p, const char *s)
 static void
 header_date(const mg_info *info, char *buf, size_t len)
 {
-	time_t t = info->start_real_ns ? (time_t)(info->start_real_ns /
-	                                          1000000000)
-	                               : time(NULL);
+	time_t t = info->start_real_ns
+	               ? (time_t)(info->start_real_ns / 1000000000)
+	               : time(NULL);
 	struct tm tm;
 
 	if (!localtime_r(&t, &tm) ||
@@ -137,8 +137,9 @@ prefixes(prv_writer *p, const mg_info *info)
 		return DW_ENOMEM;
 	for (size_t i = 0; i < info->nthreads; i++) {
 		const mg_thread *t = &info->threads[i];
-		int n = snprintf(p->pre + i * PRV_PRE, PRV_PRE, "%u:1:%u:%u:",
-		                 t->cpu + 1, t->task + 1, t->num + 1);
+		int n = snprintf(p->pre + i * PRV_PRE, PRV_PRE,
+		                 "%u:1:%u:%u:", t->cpu + 1, t->task + 1,
+		                 t->num + 1);
 
 		if (n < 0 || n >= PRV_PRE)
 			return DW_EINVAL;
@@ -164,7 +165,8 @@ prv_begin(mg_writer *w, const mg_info *info)
 	return err;
 }
 
-/* ---- Records --------------------------------------------------------------- */
+/* ---- Records ---------------------------------------------------------------
+ */
 
 static char *
 put_thread(const prv_writer *p, char *e, uint32_t thread)
@@ -258,7 +260,8 @@ prv_record(mg_writer *w, const mg_rec *r)
 	return DW_OK;
 }
 
-/* ---- End ---------------------------------------------------------------------- */
+/* ---- End
+ * ---------------------------------------------------------------------- */
 
 static dw_err
 write_text(prv_writer *p, int k, const mg_info *info)

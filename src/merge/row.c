@@ -25,9 +25,8 @@ row_cpus(FILE *f, const mg_info *info)
 }
 
 static void
-row_names(FILE *f, const char *level, size_t n, const char *(*name)(
-                                                     const mg_info *, size_t),
-          const mg_info *info)
+row_names(FILE *f, const char *level, size_t n,
+          const char *(*name)(const mg_info *, size_t), const mg_info *info)
 {
 	row_level(f, level, n);
 	for (size_t i = 0; i < n; i++) {

@@ -84,8 +84,10 @@ scan_estimate(const mg_ctx *c)
 	struct stat st;
 
 	for (size_t i = 0; i < c->nstreams; i++)
-		if (!stat(c->streams[i].path, &st) && st.st_size > FMT_HEADER_PAGE)
-			n += ((uint64_t)st.st_size - FMT_HEADER_PAGE) / FMT_REC_SIZE;
+		if (!stat(c->streams[i].path, &st) &&
+		    st.st_size > FMT_HEADER_PAGE)
+			n += ((uint64_t)st.st_size - FMT_HEADER_PAGE) /
+			     FMT_REC_SIZE;
 	return n;
 }
 
@@ -95,12 +97,14 @@ scan_all(mg_ctx *c)
 	dw_err err = DW_OK;
 	size_t k = 0;
 
-	mg_progress_start(&c->prog, c->o->progress, "reading", scan_estimate(c));
+	mg_progress_start(&c->prog, c->o->progress, "reading",
+	                  scan_estimate(c));
 	c->done = 0;
 	for (size_t i = 0; err == DW_OK && i < c->nprocs; i++) {
 		mg_proc *p = &c->procs[i];
 
-		for (; err == DW_OK && k < c->nstreams && c->streams[k].proc == p;
+		for (;
+		     err == DW_OK && k < c->nstreams && c->streams[k].proc == p;
 		     k++)
 			if (!c->streams[k].skip)
 				err = scan_stream(c, &c->streams[k]);

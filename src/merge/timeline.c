@@ -11,7 +11,8 @@
 
 #include "merge/mg_int.h"
 
-/* ---- The tournament ------------------------------------------------------- */
+/* ---- The tournament -------------------------------------------------------
+ */
 
 /*
  * A loser tree over the streams: the winner is the stream with the
@@ -24,10 +25,10 @@ typedef uint64_t lkey;
 #define LT_DONE UINT64_MAX
 
 typedef struct ltree {
-	uint32_t p;       /* leaves: a power of two */
-	uint32_t *node;   /* node[0]: winner; node[1 .. p-1]: losers */
-	lkey *key;        /* by leaf */
-	mg_stream **s;    /* by leaf */
+	uint32_t p;     /* leaves: a power of two */
+	uint32_t *node; /* node[0]: winner; node[1 .. p-1]: losers */
+	lkey *key;      /* by leaf */
+	mg_stream **s;  /* by leaf */
 	int64_t t0;
 } ltree;
 
@@ -108,12 +109,14 @@ lt_replay(ltree *t, uint32_t i)
 static int
 stream_gcmp(const void *a, const void *b)
 {
-	const mg_stream *x = *(mg_stream *const *)a, *y = *(mg_stream *const *)b;
+	const mg_stream *x = *(mg_stream *const *)a,
+	                *y = *(mg_stream *const *)b;
 
 	return x->gthread < y->gthread ? -1 : x->gthread > y->gthread;
 }
 
-/* ---- Emitting --------------------------------------------------------------- */
+/* ---- Emitting ---------------------------------------------------------------
+ */
 
 static uint64_t
 rel(const mg_ctx *c, int64_t t)
@@ -186,7 +189,8 @@ part_add(mg_ctx *c, const rd_rec *r)
 	return true;
 }
 
-/* ---- User functions ------------------------------------------------------------ */
+/* ---- User functions
+ * ------------------------------------------------------------ */
 
 static bool
 func_enter(mg_ctx *c, mg_stream *s, uint64_t addr)
@@ -201,9 +205,9 @@ func_enter(mg_ctx *c, mg_stream *s, uint64_t addr)
 	}
 	if (s->fn == s->fcap) {
 		uint32_t cap = s->fcap ? s->fcap * 2 : 16;
-		uint32_t *v = cap <= MG_STACK_MAX ? realloc(s->fstack,
-		                                            cap * sizeof *v)
-		                                  : NULL;
+		uint32_t *v = cap <= MG_STACK_MAX
+		                  ? realloc(s->fstack, cap * sizeof *v)
+		                  : NULL;
 
 		if (v) {
 			s->fstack = v;
@@ -224,7 +228,8 @@ func_exit(mg_ctx *c, mg_stream *s)
 	return pair_add(c, MG_TYPE_FUNC, s->fn ? s->fstack[s->fn - 1] : 0);
 }
 
-/* ---- Groups -------------------------------------------------------------------- */
+/* ---- Groups
+ * -------------------------------------------------------------------- */
 
 static bool
 take(mg_ctx *c, mg_stream *s, const rd_rec *r)
@@ -285,14 +290,16 @@ group(mg_ctx *c, mg_stream *s)
 	return group_emit(c, s, t);
 }
 
-/* ---- Streams ------------------------------------------------------------------- */
+/* ---- Streams
+ * ------------------------------------------------------------------- */
 
 /* Ring entries a stream gets: 512 KiB in all (the rings stay in the
  * cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
 {
-	size_t n = (512u << 10) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
+	size_t n =
+	    (512u << 10) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
 	size_t r = 64;
 
 	while (r * 2 <= n && r < 4096)
@@ -327,8 +334,9 @@ stream_finish(mg_ctx *c, mg_stream *s)
 	                        MG_STATE_NOT_CREATED);
 
 	if (s->st.bad_pops)
-		mg_problem(c->errs, "%s: %llu state exits without an entry; "
-		                    "ignored",
+		mg_problem(c->errs,
+		           "%s: %llu state exits without an entry; "
+		           "ignored",
 		           s->path, (unsigned long long)s->st.bad_pops);
 	s->phase = MG_DONE;
 	stream_close(s);

@@ -45,9 +45,9 @@ typedef struct mg_task {
 
 /* A thread.  Global thread indices run task by task. */
 typedef struct mg_thread {
-	uint32_t task; /* tracer task id */
-	uint32_t num;  /* thread number within its task, from 0 */
-	uint32_t cpu;  /* global CPU index */
+	uint32_t task;    /* tracer task id */
+	uint32_t num;     /* thread number within its task, from 0 */
+	uint32_t cpu;     /* global CPU index */
 	const char *name; /* "task 2 thread 0" plus the thread's label */
 } mg_thread;
 
@@ -79,9 +79,9 @@ typedef struct mg_labels {
 } mg_labels;
 
 typedef struct mg_info {
-	uint64_t duration;      /* ns: the end of the last thread */
-	int64_t start_real_ns;  /* CLOCK_REALTIME of the trace's start */
-	const char *program;    /* the traced program's name */
+	uint64_t duration;     /* ns: the end of the last thread */
+	int64_t start_real_ns; /* CLOCK_REALTIME of the trace's start */
+	const char *program;   /* the traced program's name */
 	const mg_node *nodes;
 	size_t nnodes;
 	const mg_task *tasks; /* tasks[0 .. ntasks-1], by tracer task id */

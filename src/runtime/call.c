@@ -37,11 +37,11 @@ struct dw_future {
 	struct dw_future *hnext;
 	struct dw_future *rprev, *rnext; /* ready list: kept remotely */
 	int in_ready;
-	struct conn *conn; /* where its frames go (never freed before the
-			      runtime ends) */
-	int reading;       /* the calling thread holds conn's read right */
-	int whence;        /* an imported reference: the caller's id */
-	int imported;      /* its result is fetched from pid as a holder */
+	struct conn *conn;     /* where its frames go (never freed before the
+	                          runtime ends) */
+	int reading;           /* the calling thread holds conn's read right */
+	int whence;            /* an imported reference: the caller's id */
+	int imported;          /* its result is fetched from pid as a holder */
 	call_notify_fn notify; /* told when it completes (rt.lock held) */
 	void *notify_ctx;
 };
@@ -83,7 +83,8 @@ dw_register(const char *name, dw_fn fn)
 		if (!strcmp(e->name, name))
 			err = e->fn == fn ? DW_OK : DW_EEXIST;
 	struct fnent *e = NULL;
-	if (err == DW_OK && !call_lookup(name, n) && !(e = malloc(sizeof *e + n + 1)))
+	if (err == DW_OK && !call_lookup(name, n) &&
+	    !(e = malloc(sizeof *e + n + 1)))
 		err = DW_ENOMEM;
 	if (e) {
 		memcpy(e->name, name, n + 1);
@@ -176,14 +177,14 @@ call_run(const struct wire_call *c, dw_reply *r)
 	memset(r, 0, sizeof *r);
 	if (!fn) {
 		snprintf(r->err, sizeof r->err,
-			 "function '%.*s' is not registered", (int)c->name_len,
-			 c->name);
+		         "function '%.*s' is not registered", (int)c->name_len,
+		         c->name);
 		return -1;
 	}
 	int rc = fn(c->arg, c->arg_len, r);
 	if (rc != 0 && !r->err[0])
 		snprintf(r->err, sizeof r->err, "function '%.*s' failed (%d)",
-			 (int)c->name_len, c->name, rc);
+		         (int)c->name_len, c->name, rc);
 	return rc != 0 ? -1 : 0;
 }
 
@@ -423,7 +424,7 @@ call_read_turn(struct conn *c, int ms)
 			rtr_push(DWT_STATE_SEND_RECEIVE);
 			conn_hold(c);
 			r = conn_parse_buffered(c, call_on_frame, NULL, why,
-						sizeof why);
+			                        sizeof why);
 			conn_release(c);
 			rtr_pop();
 		}
@@ -444,7 +445,7 @@ ms_left(const struct timespec *dl)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	long long ms = (long long)(dl->tv_sec - now.tv_sec) * 1000 +
-		       (dl->tv_nsec - now.tv_nsec) / 1000000;
+	               (dl->tv_nsec - now.tv_nsec) / 1000000;
 	return ms < 0 ? 0 : (ms > 1000 ? 1000 : (int)ms);
 }
 
@@ -460,18 +461,19 @@ fut_wait_loop(struct dw_future *f, int timeout_ms)
 			dl.tv_sec++, dl.tv_nsec -= 1000000000L;
 	}
 	while (f->op != OP_NONE) {
-		int reading = f->reading || (f->conn && conn_take_reader(f->conn));
+		int reading =
+		    f->reading || (f->conn && conn_take_reader(f->conn));
 		f->reading = 0;
 		if (reading) {
 			pthread_mutex_unlock(&rt.lock);
-			call_read_turn(f->conn, timeout_ms < 0 ? 1000
-							       : ms_left(&dl));
+			call_read_turn(f->conn,
+			               timeout_ms < 0 ? 1000 : ms_left(&dl));
 			pthread_mutex_lock(&rt.lock);
 		} else if (timeout_ms < 0) {
 			pthread_cond_wait(&f->cv, &rt.lock);
 			continue;
 		} else if (pthread_cond_timedwait(&f->cv, &rt.lock, &dl) != 0 &&
-			   f->op != OP_NONE) {
+		           f->op != OP_NONE) {
 			return DW_ETIMEDOUT;
 		}
 		if (timeout_ms >= 0 && f->op != OP_NONE && ms_left(&dl) == 0)
@@ -533,8 +535,11 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	if (nl == 0 || nl > WIRE_NAME_MAX)
 		return rt_set_err(0, "invalid function name"), DW_EINVAL;
 	if (len > WIRE_MAX_PAYLOAD - wire_call_prefix(nl))
-		return rt_set_err(0, "argument of %zu bytes is over the frame "
-				     "limit", len), DW_ETOOBIG;
+		return rt_set_err(0,
+		                  "argument of %zu bytes is over the frame "
+		                  "limit",
+		                  len),
+		       DW_ETOOBIG;
 	int err;
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
@@ -557,10 +562,9 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	rtr_user_thread();
 	rtr_push(DWT_STATE_BLOCKING_SEND);
 	rtr_event(DW_EV_CALL, call_fn_id(fn, nl));
-	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0,
-		 len);
-	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl),
-			    arg, len);
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0, len);
+	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl), arg,
+	                    len);
 	rtr_pop();
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
@@ -571,10 +575,10 @@ call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
 {
 	size_t nl = fn ? strlen(fn) : 0;
 	struct wire_call c = {.mode = (uint8_t)f->mode,
-			      .name_len = (uint16_t)nl,
-			      .name = fn,
-			      .arg = arg,
-			      .arg_len = len};
+	                      .name_len = (uint16_t)nl,
+	                      .name = fn,
+	                      .arg = arg,
+	                      .arg_len = len};
 	dw_reply r;
 	if (call_run(&c, &r) != 0) {
 		if (f->mode == WIRE_MODE_DO)
@@ -595,17 +599,16 @@ call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
 
 static int
 call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
-	   dw_future **out)
+           dw_future **out)
 {
 	*out = NULL;
 	if (rt.role == RT_NONE)
-		return rt_set_err(0, "dw_init has not been called"),
-		       DW_ESTATE;
+		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
 	struct dw_future *f = fut_new(pid, mode);
 	if (!f)
 		return DW_ENOMEM;
 	int err = pid == rt.myid ? call_local(f, fn, arg, len)
-				 : call_send(f, fn, arg, len);
+	                         : call_send(f, fn, arg, len);
 	if (err != DW_OK) {
 		pthread_mutex_lock(&rt.lock);
 		fut_unref(f);
@@ -618,14 +621,14 @@ call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
 
 DW_API int
 dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
-	      dw_future **out)
+              dw_future **out)
 {
 	return call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
 }
 
 DW_API int
 dw_remotecall_wait(int pid, const char *fn, const void *arg, size_t len,
-		   dw_future **out)
+                   dw_future **out)
 {
 	int err = call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
 	if (err == DW_OK && (err = dw_future_wait(*out)) != DW_OK) {
@@ -647,8 +650,8 @@ dw_remote_do(int pid, const char *fn, const void *arg, size_t len)
 
 DW_API int
 dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
-			    size_t len, void **res, size_t *reslen,
-			    int timeout_ms)
+                            size_t len, void **res, size_t *reslen,
+                            int timeout_ms)
 {
 	dw_future *f;
 	*res = NULL;
@@ -667,7 +670,7 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
 			f->refs--;
 		f->op = OP_NONE;
 		rt_set_err(pid, "no result from process %d within %d ms", pid,
-			   timeout_ms);
+		           timeout_ms);
 	} else if ((err = fut_result_err(f)) == DW_OK) {
 		if (f->conn) /* not a call to this process itself */
 			rtr_comm(DWT_RECV | DWT_LOGICAL, pid, f->id, 1, f->len);
@@ -688,7 +691,7 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
 
 DW_API int
 dw_remotecall_fetch(int pid, const char *fn, const void *arg, size_t len,
-		    void **res, size_t *reslen)
+                    void **res, size_t *reslen)
 {
 	return dw_remotecall_fetch_timeout(pid, fn, arg, len, res, reslen, -1);
 }
@@ -708,9 +711,10 @@ dw_future_wait_timeout(dw_future *f, int timeout_ms)
 	int was_pending = f->op == OP_CALL;
 	int err = fut_wait_locked(f, timeout_ms);
 	if (err == DW_ETIMEDOUT)
-		rt_set_err(f->pid, "process %d did not complete the call "
-				   "within %d ms",
-			   f->pid, timeout_ms);
+		rt_set_err(f->pid,
+		           "process %d did not complete the call "
+		           "within %d ms",
+		           f->pid, timeout_ms);
 	else
 		err = fut_result_err(f);
 	if (err == DW_OK && was_pending && f->remote)
@@ -743,8 +747,8 @@ fut_gather_fetch(struct dw_future *f, uint64_t *ids, int max)
 {
 	int n = 0;
 	for (struct dw_future *g = f; g && n < max; g = g->rnext) {
-		if (g != f && (g->pid != f->pid || g->op != OP_NONE ||
-			       g->user_gone))
+		if (g != f &&
+		    (g->pid != f->pid || g->op != OP_NONE || g->user_gone))
 			continue;
 		if (fm_put(&rt.pending, g) < 0)
 			break;
@@ -774,9 +778,9 @@ fut_request_fetch(struct dw_future *f)
 		conn_hold(c);
 		for (int i = 0; i < n && err == DW_OK; i++) {
 			rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid,
-				 ids[i], 2, 0);
+			         ids[i], 2, 0);
 			err = conn_send_msg(c, WIRE_FETCH, ids[i], NULL, 0,
-					    NULL, 0);
+			                    NULL, 0);
 		}
 		conn_release(c);
 	}
@@ -789,7 +793,7 @@ fut_request_fetch(struct dw_future *f)
 
 DW_API int
 dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
-			int timeout_ms)
+                        int timeout_ms)
 {
 	rtr_user_thread();
 	if (f->imported && imp_fetch(f, timeout_ms) == DW_ETIMEDOUT)
@@ -810,7 +814,7 @@ dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 	}
 	if (err == DW_ETIMEDOUT)
 		rt_set_err(f->pid, "no result from process %d within %d ms",
-			   f->pid, timeout_ms);
+		           f->pid, timeout_ms);
 	else if (err == DW_OK)
 		err = fut_result_err(f);
 	if (err == DW_OK) {
@@ -818,7 +822,7 @@ dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
 		*len = f->len;
 		if (fetched_here)
 			rtr_comm(DWT_RECV | DWT_LOGICAL, f->pid, f->id, 3,
-				 f->len);
+			         f->len);
 	}
 	pthread_mutex_unlock(&rt.lock);
 	return err;
@@ -838,8 +842,8 @@ dw_future_free(dw_future *f)
 	if (f->imported)
 		imp_release(f);
 	pthread_mutex_lock(&rt.lock);
-	int drop = f->remote && !f->have && f->state == F_READY &&
-		   f->op == OP_NONE;
+	int drop =
+	    f->remote && !f->have && f->state == F_READY && f->op == OP_NONE;
 	f->user_gone = 1;
 	f->notify = NULL;
 	ready_del(f);
@@ -858,7 +862,7 @@ dw_future_free(dw_future *f)
 /* Registers f as pending and sends a REQ frame. */
 static int
 req_send(struct dw_future *f, int op, const void *body, size_t blen,
-	 const void *data, size_t dlen)
+         const void *data, size_t dlen)
 {
 	int err;
 	unsigned char pre[REQ_PREFIX + 64];
@@ -866,7 +870,8 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 		return DW_EINVAL;
 	if (dlen > WIRE_MAX_PAYLOAD - REQ_PREFIX - blen)
 		return rt_set_err(0, "%zu bytes are over the frame limit",
-				  dlen), DW_ETOOBIG;
+		                  dlen),
+		       DW_ETOOBIG;
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
 		return err;
@@ -890,15 +895,15 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 	}
 	pthread_mutex_unlock(&rt.lock);
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0,
-		 REQ_PREFIX + blen + dlen);
+	         REQ_PREFIX + blen + dlen);
 	err = conn_send_msg(c, WIRE_REQ, f->id, pre, REQ_PREFIX + blen, data,
-			    dlen);
+	                    dlen);
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
 
 static int
 req_call_local(int op, const void *body, size_t blen, const void *data,
-	       size_t dlen, int timeout_ms, void **res, size_t *reslen)
+               size_t dlen, int timeout_ms, void **res, size_t *reslen)
 {
 	size_t n = REQ_PREFIX + blen + dlen;
 	unsigned char *p = malloc(n);
@@ -941,7 +946,7 @@ req_call_local(int op, const void *body, size_t blen, const void *data,
 
 int
 req_call(int pid, int op, const void *body, size_t blen, const void *data,
-	 size_t dlen, int timeout_ms, void **res, size_t *reslen)
+         size_t dlen, int timeout_ms, void **res, size_t *reslen)
 {
 	if (res)
 		*res = NULL;
@@ -951,7 +956,7 @@ req_call(int pid, int op, const void *body, size_t blen, const void *data,
 		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
 	if (pid == rt.myid)
 		return req_call_local(op, body, blen, data, dlen, timeout_ms,
-				      res, reslen);
+		                      res, reslen);
 	struct dw_future *f = fut_new(pid, MODE_REQ);
 	if (!f)
 		return DW_ENOMEM;
@@ -976,9 +981,10 @@ req_call(int pid, int op, const void *body, size_t blen, const void *data,
 		}
 		if (err == DW_ETIMEDOUT ||
 		    (f->state == F_FAILED && f->err == DW_ETIMEDOUT)) {
-			rt_set_err(pid, "no answer from process %d within %d "
-					"ms",
-				   pid, timeout_ms);
+			rt_set_err(pid,
+			           "no answer from process %d within %d "
+			           "ms",
+			           pid, timeout_ms);
 			err = DW_ETIMEDOUT;
 			goto out;
 		}
@@ -1002,7 +1008,7 @@ out:
 
 int
 req_post_conn(struct conn *c, int op, const void *body, size_t blen,
-	      const void *data, size_t dlen)
+              const void *data, size_t dlen)
 {
 	unsigned char pre[REQ_PREFIX + 64];
 	if (blen > 64)
@@ -1013,12 +1019,12 @@ req_post_conn(struct conn *c, int op, const void *body, size_t blen,
 	if (blen)
 		memcpy(pre + REQ_PREFIX, body, blen);
 	return conn_send_msg(c, WIRE_REQ, 0, pre, REQ_PREFIX + blen, data,
-			     dlen);
+	                     dlen);
 }
 
 int
 req_post(int pid, int op, const void *body, size_t blen, const void *data,
-	 size_t dlen)
+         size_t dlen)
 {
 	if (rt.role == RT_NONE)
 		return DW_ESTATE;
@@ -1057,7 +1063,7 @@ static void exec_ensure_locked(struct conn *from);
 
 static int
 call_queue_local(struct dw_future *f, const char *fn, const void *arg,
-		 size_t len)
+                 size_t len)
 {
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX)
@@ -1119,20 +1125,20 @@ call_local_done(struct ljob *l, int rc, dw_reply *r)
 
 int
 call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
-	   call_notify_fn notify, void *ctx, dw_future **out)
+           call_notify_fn notify, void *ctx, dw_future **out)
 {
 	*out = NULL;
 	if (rt.role == RT_NONE)
 		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
 	rtr_user_thread();
-	struct dw_future *f = fut_new(pid, keep ? WIRE_MODE_KEEP
-						: WIRE_MODE_FETCH);
+	struct dw_future *f =
+	    fut_new(pid, keep ? WIRE_MODE_KEEP : WIRE_MODE_FETCH);
 	if (!f)
 		return DW_ENOMEM;
 	f->notify = notify;
 	f->notify_ctx = ctx;
 	int err = pid == rt.myid ? call_queue_local(f, fn, arg, len)
-				 : call_send(f, fn, arg, len);
+	                         : call_send(f, fn, arg, len);
 	if (err != DW_OK) {
 		pthread_mutex_lock(&rt.lock);
 		fut_unref(f);
@@ -1176,13 +1182,13 @@ call_take_result(dw_future *f, size_t *len)
 
 int
 call_invoke(const char *name, size_t nlen, const void *arg, size_t len,
-	    void **res, size_t *reslen, char *err, size_t errlen)
+            void **res, size_t *reslen, char *err, size_t errlen)
 {
 	struct wire_call c = {.mode = WIRE_MODE_FETCH,
-			      .name_len = (uint16_t)nlen,
-			      .name = name,
-			      .arg = arg,
-			      .arg_len = len};
+	                      .name_len = (uint16_t)nlen,
+	                      .name = name,
+	                      .arg = arg,
+	                      .arg_len = len};
 	dw_reply r;
 	*res = NULL;
 	*reslen = 0;
@@ -1207,8 +1213,7 @@ imp_req(dw_future *f, int op, int timeout_ms, void **res, size_t *len)
 	unsigned char b[12];
 	wire_put_u32(b, (uint32_t)f->whence);
 	wire_put_u64(b + 4, f->id);
-	return req_call(f->pid, op, b, sizeof b, NULL, 0, timeout_ms, res,
-			len);
+	return req_call(f->pid, op, b, sizeof b, NULL, 0, timeout_ms, res, len);
 }
 
 /* Records a final failure of an imported future. */
@@ -1282,7 +1287,7 @@ imp_isready(dw_future *f)
 	void *r = NULL;
 	size_t n = 0;
 	int ready = imp_req(f, REQ_FUT_READY, 10000, &r, &n) == DW_OK &&
-		    n == 1 && ((unsigned char *)r)[0];
+	            n == 1 && ((unsigned char *)r)[0];
 	free(r);
 	return ready;
 }
@@ -1307,15 +1312,18 @@ fut_hold(int where, int whence, uint64_t id, int to)
 	wire_put_u64(b + 5, id);
 	wire_put_u32(b + 13, (uint32_t)to);
 	return req_call(where, REQ_HOLD, b, sizeof b, NULL, 0, 30000, NULL,
-			NULL);
+	                NULL);
 }
 
 /* Encodes a future whose value (or error) is here. */
 static int
 fut_export_value(dw_future *f, int to, void **bytes, size_t *len)
 {
-	struct ref r = {.kind = REF_FUTURE, .where = rt.myid,
-			.whence = rt.myid, .to = to, .has_value = 1};
+	struct ref r = {.kind = REF_FUTURE,
+	                .where = rt.myid,
+	                .whence = rt.myid,
+	                .to = to,
+	                .has_value = 1};
 	pthread_mutex_lock(&rt.lock);
 	if (f->state == F_FAILED) {
 		r.err = f->err;
@@ -1339,8 +1347,11 @@ dw_future_export(dw_future *f, int to, void **bytes, size_t *len)
 		return rt_set_err(0, "not a future that can travel"), DW_EINVAL;
 	pthread_mutex_lock(&rt.lock);
 	int local = f->have || f->state == F_FAILED;
-	struct ref r = {.kind = REF_FUTURE, .where = f->pid, .id = f->id,
-			.whence = f->imported ? f->whence : rt.myid, .to = to};
+	struct ref r = {.kind = REF_FUTURE,
+	                .where = f->pid,
+	                .id = f->id,
+	                .whence = f->imported ? f->whence : rt.myid,
+	                .to = to};
 	pthread_mutex_unlock(&rt.lock);
 	if (local)
 		return fut_export_value(f, to, bytes, len);
@@ -1379,9 +1390,9 @@ dw_future_import(const void *bytes, size_t len, dw_future **out)
 	f->whence = r.whence;
 	if (r.has_value && r.err) {
 		char msg[600];
-		snprintf(msg, sizeof msg, "%.*s", (int)(r.vlen > 500 ? 500
-								     : r.vlen),
-			 (const char *)r.value);
+		snprintf(msg, sizeof msg, "%.*s",
+		         (int)(r.vlen > 500 ? 500 : r.vlen),
+		         (const char *)r.value);
 		pthread_mutex_lock(&rt.lock);
 		fut_fail(f, r.err, r.where, msg);
 		pthread_mutex_unlock(&rt.lock);
@@ -1419,7 +1430,7 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		return;
 	}
 	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref,
-		 f->op == OP_FETCH ? 3 : 1, h->payload);
+	         f->op == OP_FETCH ? 3 : 1, h->payload);
 	if (h->type == WIRE_DONE) {
 		f->state = F_READY;
 		f->remote = 1;
@@ -1429,7 +1440,7 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		char msg[600];
 		int n = h->payload > 500 ? 500 : (int)h->payload;
 		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer, n,
-			 (const char *)p);
+		         (const char *)p);
 		fut_fail(f, DW_EREMOTE, c->peer, msg);
 	} else { /* the payload is the result: no copy, malloc-aligned */
 		free(f->buf);
@@ -1495,7 +1506,8 @@ call_fail_all(void)
 		while (rt.pending.b[i]) {
 			struct dw_future *f = rt.pending.b[i];
 			rt.pending.b[i] = f->hnext;
-			fut_fail(f, DW_EEXITED, f->pid, "the runtime has ended");
+			fut_fail(f, DW_EEXITED, f->pid,
+			         "the runtime has ended");
 			fut_unref(f);
 		}
 	rt.pending.n = 0;
@@ -1534,7 +1546,7 @@ exec_spawn_locked(void)
 	if (!rt.jobs_tail)
 		rt.jobs_tail = &rt.jobs;
 	if (pthread_create(&rt.execs[rt.nexecs], NULL, exec_main,
-			   (void *)(intptr_t)(rt.nexecs + 1)) != 0)
+	                   (void *)(intptr_t)(rt.nexecs + 1)) != 0)
 		return DW_ENOMEM;
 	rt.nexecs++;
 	exec_idle++; /* counted idle until it takes a job */
@@ -1626,8 +1638,8 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	j->len = h->payload;
 	j->kept = NULL;
 	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 0, h->payload);
-	if (j->call.mode == WIRE_MODE_KEEP && !(j->kept = kept_new(c->peer,
-								   h->ref))) {
+	if (j->call.mode == WIRE_MODE_KEEP &&
+	    !(j->kept = kept_new(c->peer, h->ref))) {
 		call_reply_error(c, h->ref, "out of memory keeping the result");
 		free(p);
 		free(j);
@@ -1712,7 +1724,7 @@ kept_answer(struct kept *k, const struct req_src *s, int op)
 		req_answer(s, &r, 1);
 	} else if (k->state == KEPT_FAILED) {
 		req_answer_err(s, DW_EREMOTE, "process %d: %s", rt.myid,
-			       x && x->errmsg ? x->errmsg : "the call failed");
+		               x && x->errmsg ? x->errmsg : "the call failed");
 	} else if (op == REQ_FUT_WAIT) {
 		req_answer(s, NULL, 0);
 	} else {
@@ -1737,17 +1749,18 @@ kept_completed(struct kept *k)
 
 static void
 kept_on_hold(const struct req_src *s, int op, int whence, uint64_t id,
-	     int holder)
+             int holder)
 {
 	struct kept *k = km_find(&rt.kept, whence, id);
 	struct kext *x = k ? kept_ext(k) : NULL;
-	if (!k || (x && x->whence_done && !x->h.total &&
-		   k->state != KEPT_FAILED)) {
+	if (!k ||
+	    (x && x->whence_done && !x->h.total && k->state != KEPT_FAILED)) {
 		if (op == REQ_HOLD)
-			req_answer_err(s, DW_ENOTFOUND,
-				       "process %d keeps no result of call %llu "
-				       "of process %d (fetched or freed)",
-				       rt.myid, (unsigned long long)id, whence);
+			req_answer_err(
+			    s, DW_ENOTFOUND,
+			    "process %d keeps no result of call %llu "
+			    "of process %d (fetched or freed)",
+			    rt.myid, (unsigned long long)id, whence);
 		return;
 	}
 	if (!x) {
@@ -1768,13 +1781,13 @@ kept_on_hold(const struct req_src *s, int op, int whence, uint64_t id,
 
 void
 call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
-		size_t len)
+                size_t len)
 {
 	int hold = op == REQ_HOLD || op == REQ_RELEASE;
 	size_t need = hold ? (op == REQ_HOLD ? 17u : 13u) : 12u;
 	if (len < need) {
-		req_answer_err(s, DW_EPROTO, "request of %zu bytes is too short",
-			       len);
+		req_answer_err(s, DW_EPROTO,
+		               "request of %zu bytes is too short", len);
 		return;
 	}
 	const unsigned char *q = hold ? b + 1 : b;
@@ -1783,7 +1796,7 @@ call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
 	pthread_mutex_lock(&rt.lock);
 	if (hold) {
 		kept_on_hold(s, op, whence, id,
-			     op == REQ_HOLD ? (int)wire_get_u32(b + 13) : 0);
+		             op == REQ_HOLD ? (int)wire_get_u32(b + 13) : 0);
 		pthread_mutex_unlock(&rt.lock);
 		return;
 	}
@@ -1791,9 +1804,9 @@ call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
 	struct kwait *w = NULL;
 	if (!k) {
 		req_answer_err(s, DW_ENOTFOUND,
-			       "process %d keeps no result of call %llu of "
-			       "process %d",
-			       rt.myid, (unsigned long long)id, whence);
+		               "process %d keeps no result of call %llu of "
+		               "process %d",
+		               rt.myid, (unsigned long long)id, whence);
 	} else if (k->state != KEPT_RUNNING || op == REQ_FUT_READY) {
 		kept_answer(k, s, op);
 	} else if (!kept_ext(k) || !(w = malloc(sizeof *w))) {
@@ -1824,14 +1837,14 @@ kept_drop_waiters(struct kept *k, int pid, uint64_t id, int answer)
 		*pp = w->next;
 		if (answer)
 			req_answer_err(&w->src, DW_ETIMEDOUT,
-				       "the call had not completed in time");
+			               "the call had not completed in time");
 		free(w);
 	}
 }
 
 static void
 kept_each(void (*fn)(struct kept *k, int pid, uint64_t id), int pid,
-	  uint64_t id)
+          uint64_t id)
 {
 	pthread_mutex_lock(&rt.lock);
 	for (size_t i = 0; i < rt.kept.nb; i++)
@@ -1911,17 +1924,18 @@ call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 	pthread_mutex_unlock(&rt.lock);
 	if (!drop_only)
 		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref,
-			 2, 0);
+		         2, 0);
 	if (drop_only || !ok) {
 		if (!drop_only)
-			call_reply_error(c, h->ref, "no result is kept for "
-						    "this call");
+			call_reply_error(c, h->ref,
+			                 "no result is kept for "
+			                 "this call");
 		free(data);
 		return;
 	}
 	struct frame f;
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref, 3,
-		 len);
+	         len);
 	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, data, len, 1);
 	conn_send(c, &f, 0);
 }
@@ -1945,13 +1959,13 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		return;
 	}
 	rtr_comm(DWT_RECV | DWT_PHYSICAL | DWT_LOGICAL, c->peer, h->ref, 1,
-		 h->payload);
+	         h->payload);
 	if (st != DW_OK) {
 		char msg[600];
 		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);
 		snprintf(msg, sizeof msg, "%.*s", n, (const char *)p + 4);
 		fut_fail(f, st < DW_ERR_COUNT ? (int)st : DW_EPROTO, c->peer,
-			 msg);
+		         msg);
 	} else {
 		free(f->buf);
 		f->buf = p;
@@ -1971,7 +1985,7 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 
 void
 call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-	      unsigned char *p)
+              unsigned char *p)
 {
 	(void)arg;
 	if (c->peer == 0) { /* a worker's peer that has not said who it is */
@@ -2029,7 +2043,7 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 	case WIRE_EXIT:
 		if (rt.role != RT_WORKER || c != rt.master) {
 			conn_fail(c, "EXIT from process %d, not the master",
-				  c->peer);
+			          c->peer);
 			break;
 		}
 		pthread_mutex_lock(&rt.lock);
@@ -2073,7 +2087,7 @@ static int
 exec_more(void)
 {
 	return __atomic_load_n(&rt.jobs, __ATOMIC_RELAXED) != NULL ? CONN_MORE
-								   : 0;
+	                                                           : 0;
 }
 
 static int
@@ -2138,7 +2152,7 @@ exec_job(struct job *j)
 	if (!j->from) { /* a local job */
 		rtr_push(DWT_STATE_RUNNING);
 		rtr_event(DW_EV_FUNCTION,
-			  call_fn_id(j->call.name, j->call.name_len));
+		          call_fn_id(j->call.name, j->call.name_len));
 		int rc = call_run(&j->call, &r);
 		rtr_event(DW_EV_FUNCTION, 0);
 		rtr_pop();
@@ -2155,10 +2169,9 @@ exec_job(struct job *j)
 	rtr_event(DW_EV_FUNCTION, 0);
 	rtr_pop();
 	if (j->call.mode != WIRE_MODE_DO)
-		rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer,
-			 j->id, 1, rc == 0 && j->call.mode == WIRE_MODE_FETCH
-					   ? r.len
-					   : 0);
+		rtr_comm(
+		    DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer, j->id,
+		    1, rc == 0 && j->call.mode == WIRE_MODE_FETCH ? r.len : 0);
 	if (j->call.mode == WIRE_MODE_KEEP) {
 		exec_keep(j, &r, rc);
 	} else if (rc != 0) {
@@ -2169,7 +2182,7 @@ exec_job(struct job *j)
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
 		struct frame f;
 		frame_init(&f, WIRE_RESULT, j->id, NULL, 0, r.data, r.len,
-			   r.owned);
+		           r.owned);
 		r.owned = 0;
 		conn_send(j->from, &f, exec_defer(j->from));
 	}

@@ -131,7 +131,7 @@ ch_settle(struct chan *ch)
 			ch_give(&w->src, ch_pop(ch));
 		else if (w->op == REQ_CH_FETCH)
 			req_answer(&w->src, ch->head->buf + ch->head->off,
-				   ch->head->len);
+			           ch->head->len);
 		else
 			req_answer(&w->src, NULL, 0);
 		free(w);
@@ -172,8 +172,8 @@ ch_new(const struct req_src *s, const unsigned char *b, size_t len)
 	if (cap > CH_CAP_MAX || !ch || holders_add(&ch->h, s->pid, 1) < 0) {
 		free(ch);
 		req_answer_err(s, cap > CH_CAP_MAX ? DW_EINVAL : DW_ENOMEM,
-			       "cannot make a channel of capacity %llu",
-			       (unsigned long long)cap);
+		               "cannot make a channel of capacity %llu",
+		               (unsigned long long)cap);
 		return;
 	}
 	ch->cap = cap;
@@ -211,9 +211,10 @@ ch_op(struct chan *ch, const struct req_src *s, int op, unsigned char *p,
 	w->op = op;
 	w->it = it;
 	if (ch->closed && (op == REQ_CH_PUT || ch->n == 0)) {
-		req_answer_err(s, DW_ECLOSED, "channel %llu of process %d is "
-					      "closed",
-			       (unsigned long long)ch->id, rt.myid);
+		req_answer_err(s, DW_ECLOSED,
+		               "channel %llu of process %d is "
+		               "closed",
+		               (unsigned long long)ch->id, rt.myid);
 		item_free(it);
 		free(w);
 		return;
@@ -228,7 +229,7 @@ ch_close(struct chan *ch, const struct req_src *s)
 	char why[120];
 	ch->closed = 1;
 	snprintf(why, sizeof why, "channel %llu of process %d is closed",
-		 (unsigned long long)ch->id, rt.myid);
+	         (unsigned long long)ch->id, rt.myid);
 	cw_fail_all(&ch->puts, DW_ECLOSED, why);
 	if (ch->n == 0)
 		cw_fail_all(&ch->gets, DW_ECLOSED, why);
@@ -237,7 +238,7 @@ ch_close(struct chan *ch, const struct req_src *s)
 
 static void
 ch_hold(struct chan *ch, const struct req_src *s, int op,
-	const unsigned char *b, size_t len)
+        const unsigned char *b, size_t len)
 {
 	if (op == REQ_HOLD) {
 		int holder = len >= 17 ? (int)wire_get_u32(b + 13) : s->pid;
@@ -254,7 +255,7 @@ ch_hold(struct chan *ch, const struct req_src *s, int op,
 
 void
 chan_on_req(const struct req_src *s, int op, unsigned char *p, size_t off,
-	    size_t len)
+            size_t len)
 {
 	const unsigned char *b = p + off;
 	size_t bl = len - off;
@@ -267,15 +268,15 @@ chan_on_req(const struct req_src *s, int op, unsigned char *p, size_t off,
 	}
 	if (bl < idoff + 8) {
 		req_answer_err(s, DW_EPROTO, "channel request of %zu bytes",
-			       bl);
+		               bl);
 		goto done;
 	}
 	uint64_t id = wire_get_u64(b + idoff);
 	struct chan *ch = *ch_slot(id);
 	if (!ch) {
 		req_answer_err(s, DW_ENOTFOUND,
-			       "process %d has no channel %llu (freed?)",
-			       rt.myid, (unsigned long long)id);
+		               "process %d has no channel %llu (freed?)",
+		               rt.myid, (unsigned long long)id);
 	} else if (hold) {
 		ch_hold(ch, s, op, b, bl);
 	} else if (op == REQ_CH_READY) {
@@ -381,23 +382,21 @@ chan_shutdown(void)
 /* ---- the user's side ---- */
 
 static int
-ch_call(dw_channel *ch, int op, const void *data, size_t dlen,
-	int timeout_ms, void **res, size_t *reslen)
+ch_call(dw_channel *ch, int op, const void *data, size_t dlen, int timeout_ms,
+        void **res, size_t *reslen)
 {
 	if (!ch)
 		return rt_set_err(0, "no channel"), DW_EINVAL;
 	unsigned char b[8];
 	wire_put_u64(b, ch->id);
-	static const int evs[] = {[REQ_CH_PUT] = DW_CHAN_PUT,
-				  [REQ_CH_TAKE] = DW_CHAN_TAKE,
-				  [REQ_CH_FETCH] = DW_CHAN_FETCH,
-				  [REQ_CH_READY] = DW_CHAN_READY,
-				  [REQ_CH_WAIT] = DW_CHAN_WAIT,
-				  [REQ_CH_CLOSE] = DW_CHAN_CLOSE};
+	static const int evs[] = {
+	    [REQ_CH_PUT] = DW_CHAN_PUT,     [REQ_CH_TAKE] = DW_CHAN_TAKE,
+	    [REQ_CH_FETCH] = DW_CHAN_FETCH, [REQ_CH_READY] = DW_CHAN_READY,
+	    [REQ_CH_WAIT] = DW_CHAN_WAIT,   [REQ_CH_CLOSE] = DW_CHAN_CLOSE};
 	rtr_user_thread();
 	rtr_event(DW_EV_CHANNEL, (uint64_t)evs[op]);
-	int err = req_call(ch->owner, op, b, 8, data, dlen, timeout_ms, res,
-			   reslen);
+	int err =
+	    req_call(ch->owner, op, b, 8, data, dlen, timeout_ms, res, reslen);
 	rtr_event(DW_EV_CHANNEL, 0);
 	return err;
 }
@@ -408,7 +407,8 @@ dw_channel_new(int pid, size_t capacity, dw_channel **out)
 	*out = NULL;
 	if (capacity > CH_CAP_MAX)
 		return rt_set_err(0, "capacity %zu is over %u", capacity,
-				  CH_CAP_MAX), DW_EINVAL;
+		                  CH_CAP_MAX),
+		       DW_EINVAL;
 	struct dw_channel *ch = malloc(sizeof *ch);
 	if (!ch)
 		return DW_ENOMEM;
@@ -437,7 +437,7 @@ dw_channel_new(int pid, size_t capacity, dw_channel **out)
 
 DW_API int
 dw_channel_put_timeout(dw_channel *ch, const void *data, size_t len,
-		       int timeout_ms)
+                       int timeout_ms)
 {
 	return ch_call(ch, REQ_CH_PUT, data, len, timeout_ms, NULL, NULL);
 }
@@ -450,7 +450,7 @@ dw_channel_put(dw_channel *ch, const void *data, size_t len)
 
 DW_API int
 dw_channel_take_timeout(dw_channel *ch, void **data, size_t *len,
-			int timeout_ms)
+                        int timeout_ms)
 {
 	return ch_call(ch, REQ_CH_TAKE, NULL, 0, timeout_ms, data, len);
 }
@@ -463,7 +463,7 @@ dw_channel_take(dw_channel *ch, void **data, size_t *len)
 
 DW_API int
 dw_channel_fetch_timeout(dw_channel *ch, void **data, size_t *len,
-			 int timeout_ms)
+                         int timeout_ms)
 {
 	return ch_call(ch, REQ_CH_FETCH, NULL, 0, timeout_ms, data, len);
 }
@@ -536,11 +536,11 @@ dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len)
 	wire_put_u64(b + 5, ch->id);
 	wire_put_u32(b + 13, (uint32_t)to);
 	int err = req_call(ch->owner, REQ_HOLD, b, sizeof b, NULL, 0, 30000,
-			   NULL, NULL);
+	                   NULL, NULL);
 	if (err != DW_OK)
 		return err;
-	struct ref r = {.kind = REF_CHANNEL, .where = ch->owner,
-			.id = ch->id, .to = to};
+	struct ref r = {
+	    .kind = REF_CHANNEL, .where = ch->owner, .id = ch->id, .to = to};
 	err = ref_encode(&r, bytes, len);
 	if (err != DW_OK) /* give the hold back */
 		req_post(ch->owner, REQ_RELEASE, b, 13, NULL, 0);

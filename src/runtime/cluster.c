@@ -155,9 +155,9 @@ cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
 	while (done < n) {
 		if (cl_wait_fd(fd, wr ? POLLOUT : POLLIN, deadline) < 0)
 			return -2;
-		ssize_t r = wr ? send(fd, (char *)buf + done, n - done,
-				      MSG_NOSIGNAL)
-			       : recv(fd, (char *)buf + done, n - done, 0);
+		ssize_t r =
+		    wr ? send(fd, (char *)buf + done, n - done, MSG_NOSIGNAL)
+		       : recv(fd, (char *)buf + done, n - done, 0);
 		if (r == 0)
 			return -1;
 		if (r < 0 && errno != EINTR && errno != EAGAIN)
@@ -169,17 +169,17 @@ cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
 
 int
 cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
-	   size_t len)
+           size_t len)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
 	int e = getaddrinfo(host, port, &hints, &ai);
 	if (e) {
 		snprintf(why, len, "cannot resolve '%.200s': %s", host,
-			 gai_strerror(e));
+		         gai_strerror(e));
 		return -1;
 	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC |
-					       SOCK_NONBLOCK, 0);
+	int fd = socket(ai->ai_family,
+	                SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
 	if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
@@ -192,7 +192,7 @@ cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
 	}
 	if (rc < 0) {
 		snprintf(why, len, "cannot connect to %.200s:%s: %s", host,
-			 port, strerror(errno));
+		         port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -207,14 +207,14 @@ cl_check_ack(const struct wire_hello *a, char *why, size_t len)
 {
 	if (a->vmajor != WIRE_VERSION_MAJOR) {
 		snprintf(why, len,
-			 "protocol version mismatch: worker speaks %u.%u, "
-			 "master %u.%u",
-			 a->vmajor, a->vminor, WIRE_VERSION_MAJOR,
-			 WIRE_VERSION_MINOR);
+		         "protocol version mismatch: worker speaks %u.%u, "
+		         "master %u.%u",
+		         a->vmajor, a->vminor, WIRE_VERSION_MAJOR,
+		         WIRE_VERSION_MINOR);
 		return -1;
 	}
 	if (!wire_cookie_equal(a->cookie, a->cookie_len, rt.cookie,
-			       strlen(rt.cookie))) {
+	                       strlen(rt.cookie))) {
 		snprintf(why, len, "the worker presented a wrong cookie");
 		return -1;
 	}
@@ -224,11 +224,11 @@ cl_check_ack(const struct wire_hello *a, char *why, size_t len)
 /* Master side of the handshake, on a blocking deadline. */
 static int
 cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
-	     char *why, size_t len)
+             char *why, size_t len)
 {
 	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
-			       .vminor = WIRE_VERSION_MINOR,
-			       .id = (uint32_t)id};
+	                       .vminor = WIRE_VERSION_MINOR,
+	                       .id = (uint32_t)id};
 	h.cookie_len = (uint8_t)strlen(rt.cookie);
 	memcpy(h.cookie, rt.cookie, h.cookie_len);
 	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
@@ -239,16 +239,19 @@ cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
 	if (r == 0)
 		r = cl_io_full(fd, buf, WIRE_HDR, 0, deadline);
 	if (r < 0) {
-		snprintf(why, len, r == -2 ? "no handshake answer in time"
-					   : "the worker closed the "
-					     "connection during the handshake");
+		snprintf(why, len,
+		         r == -2 ? "no handshake answer in time"
+		                 : "the worker closed the "
+		                   "connection during the handshake");
 		return -1;
 	}
 	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &rh, why, len) < 0)
 		return -1;
 	if (rh.type != WIRE_HELLO_ACK) {
-		snprintf(why, len, "expected a handshake answer, got frame "
-				   "type %u", rh.type);
+		snprintf(why, len,
+		         "expected a handshake answer, got frame "
+		         "type %u",
+		         rh.type);
 		return -1;
 	}
 	if (cl_io_full(fd, buf, rh.payload, 0, deadline) < 0) {
@@ -263,8 +266,9 @@ cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
 	if (cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline) < 0) {
-		snprintf(why, len, "the worker closed the connection before "
-				   "its settings");
+		snprintf(why, len,
+		         "the worker closed the connection before "
+		         "its settings");
 		return -1;
 	}
 	return 0;
@@ -292,7 +296,7 @@ cl_fwd(int fd, int wid, int is_err)
 
 static int
 cl_register(dw_launch *l, dw_worker_config *wc, int fd,
-	    const struct wire_hello *ack)
+            const struct wire_hello *ack)
 {
 	struct worker *w = calloc(1, sizeof *w);
 	struct conn *c = w ? conn_new(fd, wc->id) : NULL;
@@ -351,8 +355,8 @@ dw_launched(dw_launch *l, dw_worker_config *wc)
 		fd = cl_connect(wc->host, ps, deadline, why, sizeof why);
 	struct wire_hello ack;
 	int err = DW_EPROTO;
-	if (fd >= 0 && cl_handshake(fd, wc->id, deadline, &ack, why,
-				    sizeof why) == 0)
+	if (fd >= 0 &&
+	    cl_handshake(fd, wc->id, deadline, &ack, why, sizeof why) == 0)
 		err = cl_register(l, wc, fd, &ack);
 	else if (fd < 0)
 		err = DW_ECLOSED;
@@ -400,7 +404,8 @@ DW_API int
 dw_addprocs_with(const dw_manager *m, int n, int *ids)
 {
 	if (rt.role != RT_MASTER)
-		return rt_set_err(0, "only the master adds workers"), -DW_ESTATE;
+		return rt_set_err(0, "only the master adds workers"),
+		       -DW_ESTATE;
 	if (n <= 0 || !m || !m->launch)
 		return rt_set_err(0, "nothing to launch"), -DW_EINVAL;
 	dw_launch l = {.m = m, .n = n};
@@ -421,7 +426,7 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 	}
 	if (l.njoined < n && l.why[0])
 		rt_set_err(0, "%d of %d workers started; %s", l.njoined, n,
-			   l.why);
+		           l.why);
 	for (int i = 0; ids && i < l.njoined; i++)
 		ids[i] = l.joined[i];
 	int got = l.njoined;
@@ -491,18 +496,19 @@ cl_heartbeat(void)
 	for (struct worker *w = rt.workers; w; w = w->next) {
 		if (w->state != W_ACTIVE)
 			continue;
-		if (now - w->last_heard > (uint64_t)rt.opts.heartbeat_timeout_ms &&
+		if (now - w->last_heard >
+		        (uint64_t)rt.opts.heartbeat_timeout_ms &&
 		    nd < 64)
 			dead[nd++] = w;
 		else
 			conn_send_msg(w->conn, WIRE_PING, now, NULL, 0, NULL,
-				      0);
+			              0);
 	}
 	pthread_mutex_unlock(&rt.lock);
 	for (int i = 0; i < nd; i++) {
 		char why[96];
 		snprintf(why, sizeof why, "no answer to heartbeats for %d ms",
-			 rt.opts.heartbeat_timeout_ms);
+		         rt.opts.heartbeat_timeout_ms);
 		cl_worker_lost(dead[i], why);
 	}
 }
@@ -576,7 +582,7 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 		}
 		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc,
-				      DW_MANAGE_DEREGISTER);
+			              DW_MANAGE_DEREGISTER);
 		conn_send_msg(w->conn, WIRE_EXIT, 0, NULL, 0, NULL, 0);
 	}
 	cl_wait_gone(ids, n, timeout_ms);
@@ -608,8 +614,7 @@ dw_interrupt(const int *ids, int n)
 		if (!ok)
 			err = DW_ENOTFOUND;
 		else if (w->mgr.manage)
-			w->mgr.manage(w->mgr.self, &w->wc,
-				      DW_MANAGE_INTERRUPT);
+			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
 	}
 	return err;
 }

@@ -30,7 +30,7 @@ conn_new(int fd, int peer)
 	c->max_payload = WIRE_MAX_PAYLOAD;
 	pthread_mutex_init(&c->wlock, NULL);
 	struct timeval tv = {CONN_RECV_TIMEOUT_MS / 1000,
-			     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
+	                     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	return c;
 }
@@ -82,7 +82,7 @@ conn_free(struct conn *c)
 
 void
 frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
-	   size_t plen, const void *body, size_t blen, int own)
+           size_t plen, const void *body, size_t blen, int own)
 {
 	assert(plen <= sizeof f->head - WIRE_HDR); /* a prefix is small */
 	f->next = NULL;
@@ -118,8 +118,8 @@ frame_write(int fd, struct frame *f)
 		f->left -= (size_t)w;
 		for (int i = 0; i < f->niov && w > 0; i++) {
 			size_t k = (size_t)w < f->iov[i].iov_len
-					   ? (size_t)w
-					   : f->iov[i].iov_len;
+			               ? (size_t)w
+			               : f->iov[i].iov_len;
 			f->iov[i].iov_base = (char *)f->iov[i].iov_base + k;
 			f->iov[i].iov_len -= k;
 			w -= (ssize_t)k;
@@ -186,7 +186,7 @@ conn_event(struct conn *c, uint32_t events)
 	pthread_mutex_lock(&c->wlock);
 	c->armed = 0;
 	int can = (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->reader &&
-		  !c->closed;
+	          !c->closed;
 	if (can)
 		c->reader = 1;
 	conn_rearm(c);
@@ -254,9 +254,10 @@ conn_write_queue(struct conn *c)
 			struct frame *f = c->wq;
 			for (int i = 0; i < f->niov && w > 0; i++) {
 				size_t k = (size_t)w < f->iov[i].iov_len
-						   ? (size_t)w
-						   : f->iov[i].iov_len;
-				f->iov[i].iov_base = (char *)f->iov[i].iov_base + k;
+				               ? (size_t)w
+				               : f->iov[i].iov_len;
+				f->iov[i].iov_base =
+				    (char *)f->iov[i].iov_base + k;
 				f->iov[i].iov_len -= k;
 				f->left -= k;
 				w -= (ssize_t)k;
@@ -300,7 +301,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 		else if (f->left && (err = conn_enqueue(c, f)) == DW_OK)
 			conn_rearm(c);
 	} else if ((err = conn_enqueue(c, f)) == DW_OK && !batch &&
-		   conn_write_queue(c) < 0) {
+	           conn_write_queue(c) < 0) {
 		err = DW_ECLOSED;
 	}
 	pthread_mutex_unlock(&c->wlock);
@@ -311,7 +312,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 
 int
 conn_send_msg(struct conn *c, uint8_t type, uint64_t ref, const void *prefix,
-	      size_t plen, const void *body, size_t blen)
+              size_t plen, const void *body, size_t blen)
 {
 	struct frame f;
 	frame_init(&f, type, ref, prefix, plen, body, blen, 0);
@@ -381,21 +382,22 @@ conn_recv(int fd, void *buf, size_t want)
  * frame or a closed connection. */
 static int
 conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
-	   size_t whylen)
+           size_t whylen)
 {
 	while (!c->in_big && c->rlen - c->rpos >= WIRE_HDR) {
 		struct wire_hdr h;
 		if (wire_parse_hdr(c->rbuf + c->rpos, c->max_payload, &h, why,
-				   whylen) < 0)
+		                   whylen) < 0)
 			return -1;
 		size_t avail = c->rlen - c->rpos - WIRE_HDR;
 		if (avail < h.payload && h.payload <= CONN_RBUF - WIRE_HDR)
 			break; /* the rest fits the buffer: read more */
 		unsigned char *p = malloc(h.payload ? h.payload : 1);
 		if (!p) {
-			snprintf(why, whylen, "out of memory for a %u-byte "
-					      "frame",
-				 h.payload);
+			snprintf(why, whylen,
+			         "out of memory for a %u-byte "
+			         "frame",
+			         h.payload);
 			return -1;
 		}
 		size_t take = avail < h.payload ? avail : h.payload;
@@ -426,7 +428,7 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 /* Reads the rest of a large frame into place; 1 when it is complete. */
 static int
 conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
-	      size_t whylen)
+              size_t whylen)
 {
 	ssize_t r = conn_recv(c->fd, c->pay + c->pgot, c->h.payload - c->pgot);
 	if (r < 0) {
@@ -448,8 +450,7 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 }
 
 int
-conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
-	  size_t whylen)
+conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 {
 	if (!c->rbuf && !(c->rbuf = malloc(CONN_RBUF))) {
 		snprintf(why, whylen, "out of memory");
@@ -469,12 +470,13 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 			c->rlen -= c->rpos;
 			c->rpos = 0;
 		}
-		ssize_t r = conn_recv(c->fd, c->rbuf + c->rlen,
-				      CONN_RBUF - c->rlen);
+		ssize_t r =
+		    conn_recv(c->fd, c->rbuf + c->rlen, CONN_RBUF - c->rlen);
 		if (r < 0) {
-			snprintf(why, whylen, c->rlen ? "connection closed "
-							"inside a frame"
-						      : "connection closed");
+			snprintf(why, whylen,
+			         c->rlen ? "connection closed "
+			                   "inside a frame"
+			                 : "connection closed");
 			return -1;
 		}
 		if (r == 0)
@@ -508,7 +510,7 @@ conn_recv_blocking(struct conn *c)
 
 int
 conn_parse_buffered(struct conn *c, conn_frame_fn fn, void *arg, char *why,
-		    size_t whylen)
+                    size_t whylen)
 {
 	return conn_parse(c, fn, arg, why, whylen);
 }

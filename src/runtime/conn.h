@@ -21,8 +21,8 @@ struct frame {
 	struct frame *next;
 	struct iovec iov[2];
 	int niov;
-	size_t left;          /* bytes not yet written */
-	void *own;            /* freed when the frame is done */
+	size_t left; /* bytes not yet written */
+	void *own;   /* freed when the frame is done */
 	unsigned char head[WIRE_HDR + 4 + WIRE_NAME_MAX + 16];
 };
 
@@ -32,17 +32,17 @@ enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_PEER_LISTEN };
 struct conn {
 	int io_kind; /* IO_CONN */
 	int fd;
-	int peer;        /* process id of the other side */
-	int epfd;        /* the loop's epoll, for EPOLLOUT */
+	int peer; /* process id of the other side */
+	int epfd; /* the loop's epoll, for EPOLLOUT */
 	pthread_mutex_t wlock;
 	struct frame *wq, **wq_tail; /* queued frames (wlock) */
-	uint32_t armed;  /* epoll events requested, one-shot (wlock) */
-	int reader;      /* a thread holds the right to read (wlock) */
-	int shut;        /* closed while someone reads: close at release */
-	int bad;         /* a frame handler found the peer misbehaving */
+	uint32_t armed; /* epoll events requested, one-shot (wlock) */
+	int reader;     /* a thread holds the right to read (wlock) */
+	int shut;       /* closed while someone reads: close at release */
+	int bad;        /* a frame handler found the peer misbehaving */
 	char bad_why[160];
-	int closed;      /* no more writes (wlock) */
-	int hold;        /* batching: frames are queued, not written (wlock) */
+	int closed; /* no more writes (wlock) */
+	int hold;   /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
 	/* reading, I/O thread only: a buffer of incoming bytes, and the
 	 * payload of a large frame being read straight into place */
@@ -66,9 +66,8 @@ void conn_free(struct conn *c);
 
 /* Builds a frame: header, a copied prefix, and a body (borrowed unless
  * own is set, in which case body is freed with the frame). */
-void frame_init(struct frame *f, uint8_t type, uint64_t ref,
-		const void *prefix, size_t plen, const void *body, size_t blen,
-		int own);
+void frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
+                size_t plen, const void *body, size_t blen, int own);
 
 /*
  * Sends a stack frame (any thread).  When nothing is queued and nobody
@@ -82,8 +81,8 @@ int conn_send(struct conn *c, struct frame *f, int flags);
 
 /* Convenience: sends a header + prefix + body. */
 int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
-		  const void *prefix, size_t plen, const void *body,
-		  size_t blen);
+                  const void *prefix, size_t plen, const void *body,
+                  size_t blen);
 
 /* Tracing hook: told of every frame handed to the socket or received
  * (NULL when not tracing). */
@@ -92,7 +91,7 @@ extern void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
 /* For a frame handler: the frame was malformed; reading stops and the
  * connection is dropped with this reason. */
 void conn_fail(struct conn *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Batching: while held, sends only queue; the last release writes
  * everything queued in one go.  conn_kick writes what is queued. */
@@ -120,15 +119,14 @@ int conn_event(struct conn *c, uint32_t events);
  * 0 timeout, -1 error. */
 int conn_wait_readable(struct conn *c, int ms);
 
-
 /* I/O thread: reads what is available.  For each whole frame calls
  * fn(arg, c, hdr, payload) — payload is malloc'd and handed over.
  * Returns 0 while the connection is usable, -1 at EOF or error, with the
  * reason in why (a malformed frame names what was wrong). */
 typedef void (*conn_frame_fn)(void *arg, struct conn *c,
-			      const struct wire_hdr *h, unsigned char *payload);
+                              const struct wire_hdr *h, unsigned char *payload);
 int conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
-	      size_t whylen);
+              size_t whylen);
 
 /* Blocks up to CONN_RECV_TIMEOUT_MS in one recv into the read buffer (the
  * caller holds the right; no frame is being read in place): 1 bytes came,
@@ -136,7 +134,7 @@ int conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 #define CONN_RECV_TIMEOUT_MS 1000
 int conn_recv_blocking(struct conn *c);
 /* Hands on the complete frames already buffered (no reading). */
-int conn_parse_buffered(struct conn *c, conn_frame_fn fn, void *arg,
-			char *why, size_t whylen);
+int conn_parse_buffered(struct conn *c, conn_frame_fn fn, void *arg, char *why,
+                        size_t whylen);
 
 #endif

@@ -13,12 +13,12 @@
 #include "runtime/rtrace.h"
 
 struct rt rt = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cv = PTHREAD_COND_INITIALIZER,
-	.jobs_cv = PTHREAD_COND_INITIALIZER,
-	.epfd = -1,
-	.evfd = -1,
-	.tfd = -1,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cv = PTHREAD_COND_INITIALIZER,
+    .jobs_cv = PTHREAD_COND_INITIALIZER,
+    .epfd = -1,
+    .evfd = -1,
+    .tfd = -1,
 };
 
 static __thread char err_msg[600];
@@ -100,9 +100,10 @@ init_take_procs(int *argc, char ***argv, int *procs)
 			continue;
 		}
 		if ((*procs = init_parse_procs(val)) < 0) {
-			rt_set_err(0, "-p '%s' is not valid: expected a count "
-				      "from 0 to 4096 or 'auto'",
-				   val);
+			rt_set_err(0,
+			           "-p '%s' is not valid: expected a count "
+			           "from 0 to 4096 or 'auto'",
+			           val);
 			return DW_EINVAL;
 		}
 	}
@@ -152,9 +153,10 @@ init_procs(int *argc, char ***argv, int *procs)
 {
 	const char *env = getenv("DWORK_PROCS");
 	if (env && (*procs = init_parse_procs(env)) < 0) {
-		rt_set_err(0, "DWORK_PROCS='%s' is not valid: expected a count "
-			      "from 0 to 4096 or 'auto'",
-			   env);
+		rt_set_err(0,
+		           "DWORK_PROCS='%s' is not valid: expected a count "
+		           "from 0 to 4096 or 'auto'",
+		           env);
 		return DW_EINVAL;
 	}
 	/* A launcher (dwork run) that set DWORK_PROCS leaves the program's
@@ -228,7 +230,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		atexit(init_atexit);
 	if (procs > 0 && dw_addprocs(procs, NULL, NULL) < 0) {
 		fprintf(stderr, "dwork: starting %d workers failed: %s\n",
-			procs, dw_errmsg());
+		        procs, dw_errmsg());
 		return DW_EIO;
 	}
 	int r = mfile ? dw_addprocs_machinefile(mfile, NULL, NULL, 0) : 0;

@@ -72,7 +72,7 @@ int
 loop_add_conn(struct conn *c)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT,
-				 .data.ptr = c};
+	                         .data.ptr = c};
 	pthread_mutex_lock(&c->wlock);
 	c->epfd = rt.epfd;
 	c->armed = EPOLLIN;
@@ -86,8 +86,8 @@ loop_add_fwd(struct fwd *f)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = f};
 	return epoll_ctl(rt.epfd, EPOLL_CTL_ADD, f->fd, &ev) == 0
-		       ? DW_OK
-		       : dw_err_from_errno(errno);
+	           ? DW_OK
+	           : dw_err_from_errno(errno);
 }
 
 /* Prints complete lines as "From worker N: ..." (partial lines wait). */
@@ -100,17 +100,17 @@ fwd_lines(struct fwd *f, int flush)
 		if (f->buf[i] != '\n')
 			continue;
 		fprintf(out, "From worker %d: %.*s\n", f->wid, (int)(i - start),
-			f->buf + start);
+		        f->buf + start);
 		start = i + 1;
 	}
 	if ((flush || start == 0) && f->n == sizeof f->buf && start == 0) {
 		fprintf(out, "From worker %d: %.*s\n", f->wid, (int)f->n,
-			f->buf);
+		        f->buf);
 		start = f->n;
 	}
 	if (flush && start < f->n) {
 		fprintf(out, "From worker %d: %.*s\n", f->wid,
-			(int)(f->n - start), f->buf + start);
+		        (int)(f->n - start), f->buf + start);
 		start = f->n;
 	}
 	memmove(f->buf, f->buf + start, f->n - start);
@@ -246,8 +246,8 @@ loop_timer_start(void)
 {
 	int ms = rt.opts.heartbeat_ms;
 	struct itimerspec its = {
-		.it_interval = {ms / 1000, (long)(ms % 1000) * 1000000L},
-		.it_value = {ms / 1000, (long)(ms % 1000) * 1000000L},
+	    .it_interval = {ms / 1000, (long)(ms % 1000) * 1000000L},
+	    .it_value = {ms / 1000, (long)(ms % 1000) * 1000000L},
 	};
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tm_tag};
 	if (timerfd_settime(rt.tfd, 0, &its, NULL) < 0 ||

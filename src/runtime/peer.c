@@ -24,7 +24,7 @@
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
-#define PEER_WAIT_MS 10000  /* to open a link */
+#define PEER_WAIT_MS  10000 /* to open a link */
 #define PEER_HELLO_MS 10000 /* for a connection to say who it is */
 
 enum peer_state { P_NONE = 0, P_OPENING, P_UP, P_GONE };
@@ -102,16 +102,17 @@ peer_where(const struct req_src *s, const unsigned char *b, size_t len)
 {
 	if (rt.role != RT_MASTER || len < 4) {
 		req_answer_err(s, DW_EPROTO, "not a question for process %d",
-			       rt.myid);
+		               rt.myid);
 		return;
 	}
 	int to = (int)wire_get_u32(b);
 	if (peer_topology() == DW_TOPOLOGY_MASTER_WORKER) {
-		req_answer_err(s, DW_EACCES,
-			       "worker %d cannot reach worker %d: the cluster's "
-			       "topology is master-worker (workers talk to "
-			       "the master only)",
-			       s->pid, to);
+		req_answer_err(
+		    s, DW_EACCES,
+		    "worker %d cannot reach worker %d: the cluster's "
+		    "topology is master-worker (workers talk to "
+		    "the master only)",
+		    s->pid, to);
 		return;
 	}
 	pthread_mutex_lock(&rt.lock);
@@ -125,20 +126,22 @@ peer_where(const struct req_src *s, const unsigned char *b, size_t len)
 	pthread_mutex_unlock(&rt.lock);
 	if (!live) {
 		req_answer_err(s, known ? DW_EEXITED : DW_ENOTFOUND,
-			       known ? "worker %d has exited"
-				     : "there is no process %d",
-			       to);
+		               known ? "worker %d has exited"
+		                     : "there is no process %d",
+		               to);
 	} else if (s->pid > to) {
 		if (!addr[0])
-			req_answer_err(s, DW_ENOTFOUND, "worker %d does not "
-							"listen for workers",
-				       to);
+			req_answer_err(s, DW_ENOTFOUND,
+			               "worker %d does not "
+			               "listen for workers",
+			               to);
 		else
 			req_answer(s, addr, strlen(addr));
 	} else if (!mine[0]) {
-		req_answer_err(s, DW_ENOTFOUND, "worker %d does not listen "
-						"for workers",
-			       s->pid);
+		req_answer_err(s, DW_ENOTFOUND,
+		               "worker %d does not listen "
+		               "for workers",
+		               s->pid);
 	} else { /* the higher id dials: tell it to */
 		unsigned char id[4];
 		wire_put_u32(id, (uint32_t)s->pid);
@@ -182,8 +185,8 @@ static size_t
 peer_hello(unsigned char *buf, int ack)
 {
 	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
-			       .vminor = WIRE_VERSION_MINOR,
-			       .id = (uint32_t)(ack ? getpid() : rt.myid)};
+	                       .vminor = WIRE_VERSION_MINOR,
+	                       .id = (uint32_t)(ack ? getpid() : rt.myid)};
 	h.cookie_len = (uint8_t)strlen(rt.cookie);
 	memcpy(h.cookie, rt.cookie, h.cookie_len);
 	snprintf(h.addr, sizeof h.addr, "%s", rt.my_addr);
@@ -212,7 +215,7 @@ peer_handshake(int fd, uint64_t deadline, char *why, size_t wl)
 	    wire_parse_hello(buf, h.payload, 1, &a, why, wl) < 0) {
 		if (h.type != WIRE_HELLO_ACK)
 			snprintf(why, wl, "answered with frame type %u",
-				 h.type);
+			         h.type);
 		return -1;
 	}
 	if (a.vmajor != WIRE_VERSION_MAJOR) {
@@ -220,7 +223,7 @@ peer_handshake(int fd, uint64_t deadline, char *why, size_t wl)
 		return -1;
 	}
 	if (!wire_cookie_equal(a.cookie, a.cookie_len, rt.cookie,
-			       strlen(rt.cookie))) {
+	                       strlen(rt.cookie))) {
 		snprintf(why, wl, "presented a wrong cookie");
 		return -1;
 	}
@@ -364,12 +367,12 @@ peer_open(int pid, char *why, size_t wl)
 		if (st == P_UP)
 			return DW_OK;
 		snprintf(why, wl, "worker %d did not connect within %d ms", pid,
-			 PEER_WAIT_MS);
+		         PEER_WAIT_MS);
 		return st == P_GONE ? DW_EEXITED : DW_ETIMEDOUT;
 	}
 	char addr[256];
 	snprintf(addr, sizeof addr, "%.*s", (int)(n < 255 ? n : 255),
-		 (char *)r);
+	         (char *)r);
 	free(r);
 	return peer_dial(pid, addr, why, wl);
 }
@@ -390,14 +393,15 @@ peer_conn(int pid, int *err)
 			*err = DW_EEXITED;
 			rt_set_err(pid, "worker %d has exited", pid);
 			break;
-		} else if (p->state == P_OPENING) { /* another thread opens it */
+		} else if (p->state ==
+		           P_OPENING) { /* another thread opens it */
 			struct timespec dl;
 			clock_gettime(CLOCK_REALTIME, &dl);
 			dl.tv_sec += PEER_WAIT_MS / 1000 + 1;
 			if (pthread_cond_timedwait(&pr_cv, &pr_lock, &dl)) {
 				*err = DW_ETIMEDOUT;
 				rt_set_err(pid, "no link to worker %d in time",
-					   pid);
+				           pid);
 				break;
 			}
 		} else {
@@ -484,22 +488,23 @@ peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	struct wire_hello hl = {0};
 	char why[200] = "";
 	if (h->type != WIRE_HELLO)
-		snprintf(why, sizeof why, "first frame is type %u, not a "
-					  "handshake",
-			 h->type);
+		snprintf(why, sizeof why,
+		         "first frame is type %u, not a "
+		         "handshake",
+		         h->type);
 	else if (wire_parse_hello(p, h->payload, 0, &hl, why, sizeof why) ==
-		 0) {
+	         0) {
 		if (hl.vmajor != WIRE_VERSION_MAJOR)
 			snprintf(why, sizeof why, "protocol version %u.%u",
-				 hl.vmajor, hl.vminor);
-		else if (!wire_cookie_equal(hl.cookie, hl.cookie_len,
-					    rt.cookie, strlen(rt.cookie)))
+			         hl.vmajor, hl.vminor);
+		else if (!wire_cookie_equal(hl.cookie, hl.cookie_len, rt.cookie,
+		                            strlen(rt.cookie)))
 			snprintf(why, sizeof why, "wrong cookie");
 		else if ((int)hl.id <= rt.myid || hl.id > INT32_MAX)
 			snprintf(why, sizeof why,
-				 "process %u dialled worker %d, but the "
-				 "higher id dials the lower",
-				 hl.id, rt.myid);
+			         "process %u dialled worker %d, but the "
+			         "higher id dials the lower",
+			         hl.id, rt.myid);
 	}
 	free(p);
 	int id = (int)hl.id;
@@ -507,14 +512,13 @@ peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	struct peer *pe = why[0] ? NULL : peer_get(id);
 	if (!why[0] && (!pe || pe->state == P_UP || pe->state == P_GONE))
 		snprintf(why, sizeof why, "worker %d is %s", id,
-			 pe && pe->state == P_UP ? "already linked"
-						 : "gone");
+		         pe && pe->state == P_UP ? "already linked" : "gone");
 	if (!why[0]) {
 		stranger_forget(c);
 		unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
 		size_t n = peer_hello(buf, 1);
 		conn_send_msg(c, WIRE_HELLO_ACK, 0, buf + WIRE_HDR,
-			      n - WIRE_HDR, NULL, 0);
+		              n - WIRE_HDR, NULL, 0);
 		c->peer = id;
 		c->max_payload = WIRE_MAX_PAYLOAD;
 		peer_up_locked(pe, c);
@@ -537,7 +541,7 @@ peer_conn_lost(struct conn *c, const char *why)
 	if (c->peer == 0) { /* never said who it is */
 		rt_log("worker %d: %s%s", rt.myid,
 		       strncmp(why, "rejected", 8) ? "rejected a connection: "
-						   : "",
+		                                   : "",
 		       why);
 		pthread_mutex_lock(&pr_lock);
 		for (struct stranger *s = strangers; s; s = s->next)
@@ -633,8 +637,7 @@ peer_gone(int pid)
 }
 
 void
-peer_on_req(const struct req_src *s, int op, const unsigned char *b,
-	    size_t len)
+peer_on_req(const struct req_src *s, int op, const unsigned char *b, size_t len)
 {
 	if (op == REQ_WHERE) {
 		peer_where(s, b, len);
@@ -648,4 +651,3 @@ peer_on_req(const struct req_src *s, int op, const unsigned char *b,
 	else if (op == REQ_GONE && len >= 4 && wire_get_u32(b) > 1)
 		peer_gone((int)wire_get_u32(b));
 }
-

@@ -13,8 +13,8 @@
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
-#define PMAP_FN "dwork:pmap"
-#define PMAP_DEPTH 2      /* batches in flight per process */
+#define PMAP_FN       "dwork:pmap"
+#define PMAP_DEPTH    2   /* batches in flight per process */
 #define PMAP_AUTO_MAX 256 /* largest automatic batch */
 
 /* ---- the remote side: one batch ---- */
@@ -79,10 +79,10 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 		char err[512];
 		rtr_event(DW_EV_PMAP_ITEM, idx + 1);
 		int rc = call_invoke(name, nl, p + o + 12, il, &res, &rl, err,
-				     sizeof err);
+		                     sizeof err);
 		rtr_event(DW_EV_PMAP_ITEM, 0);
 		int bad = rc ? ob_item(&out, DW_EREMOTE, err, strlen(err))
-			     : ob_item(&out, DW_OK, res, rl);
+		             : ob_item(&out, DW_OK, res, rl);
 		free(res);
 		if (bad) {
 			free(out.p);
@@ -93,8 +93,7 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 	return dw_reply_take(r, out.p ? out.p : malloc(1), out.n);
 }
 
-static void __attribute__((constructor))
-pmap_register(void)
+static void __attribute__((constructor)) pmap_register(void)
 {
 	dw_register(PMAP_FN, pmap_batch);
 }
@@ -124,14 +123,14 @@ struct pm {
 	dw_result *out;
 	unsigned char *delivered;
 	int *tries;
-	size_t next;               /* next item never sent */
-	size_t *retry, nretry;     /* items to send again */
-	size_t left;               /* items without a result */
+	size_t next;           /* next item never sent */
+	size_t *retry, nretry; /* items to send again */
+	size_t left;           /* items without a result */
 	struct pm_worker *ws;
 	int nw, nlive;
-	struct pm_batch *flight;   /* batches in flight */
-	struct pm_batch *dhead;    /* completed, not yet handled (rt.lock) */
-	pthread_cond_t cv;         /* (rt.lock) */
+	struct pm_batch *flight; /* batches in flight */
+	struct pm_batch *dhead;  /* completed, not yet handled (rt.lock) */
+	pthread_cond_t cv;       /* (rt.lock) */
 	int batch, on_error, max_tries;
 	int stop, first_err, first_pid;
 	char first_msg[600];
@@ -175,7 +174,7 @@ pm_set(struct pm *pm, size_t i, int err, int pid, const void *d, size_t n)
 		pm->first_err = err;
 		pm->first_pid = pid;
 		snprintf(pm->first_msg, sizeof pm->first_msg, "item %zu: %.*s",
-			 i, (int)(n > 500 ? 500 : n), (const char *)d);
+		         i, (int)(n > 500 ? 500 : n), (const char *)d);
 	}
 }
 
@@ -205,7 +204,7 @@ pm_has_work(const struct pm *pm)
 
 static int
 pm_encode(const struct pm *pm, const struct pm_batch *b, unsigned char **out,
-	  size_t *len)
+          size_t *len)
 {
 	size_t nl = strlen(pm->fn), n = 2 + nl + 4;
 	for (int i = 0; i < b->n; i++)
@@ -240,9 +239,10 @@ pm_requeue(struct pm *pm, struct pm_batch *b, const char *why)
 			continue;
 		if (++pm->tries[k] >= pm->max_tries) {
 			char msg[400];
-			snprintf(msg, sizeof msg, "ran %d times on processes "
-						  "that died (last: %s)",
-				 pm->tries[k], why);
+			snprintf(msg, sizeof msg,
+			         "ran %d times on processes "
+			         "that died (last: %s)",
+			         pm->tries[k], why);
 			pm_set_msg(pm, k, DW_EEXITED, b->w->id, msg);
 			continue;
 		}
@@ -290,7 +290,7 @@ pm_send(struct pm *pm, struct pm_worker *w)
 		b->next = pm->flight;
 		pm->flight = b;
 		err = call_async(w->id, 0, PMAP_FN, arg, len, pm_notify, b,
-				 &b->f);
+		                 &b->f);
 		free(arg);
 		if (err == DW_OK)
 			return 0;
@@ -340,17 +340,17 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 		size_t n = o + 8 <= len ? wire_get_u32(p + o + 4) : 0;
 		if (o + 8 > len || n > len - o - 8) {
 			pm_set_msg(pm, b->idx[i], DW_EPROTO, b->w->id,
-				   "malformed pmap results");
+			           "malformed pmap results");
 			continue;
 		}
 		if (st != DW_OK) {
 			char msg[600];
 			snprintf(msg, sizeof msg, "worker %d: %.*s", b->w->id,
-				 (int)(n > 500 ? 500 : n),
-				 (const char *)p + o + 8);
+			         (int)(n > 500 ? 500 : n),
+			         (const char *)p + o + 8);
 			pm_set_msg(pm, b->idx[i],
-				   st < DW_ERR_COUNT ? (int)st : DW_EREMOTE,
-				   b->w->id, msg);
+			           st < DW_ERR_COUNT ? (int)st : DW_EREMOTE,
+			           b->w->id, msg);
 		} else {
 			pm_set(pm, b->idx[i], DW_OK, b->w->id, p + o + 8, n);
 		}
@@ -464,8 +464,8 @@ pm_setup(struct pm *pm, const dw_pmap_options *o)
 static int
 pm_run(struct pm *pm, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms > 0 ? rt_now_ms() + (uint64_t)timeout_ms
-					   : 0;
+	uint64_t deadline =
+	    timeout_ms > 0 ? rt_now_ms() + (uint64_t)timeout_ms : 0;
 	int err = DW_OK;
 	for (;;) {
 		pm_dispatch(pm);
@@ -484,11 +484,12 @@ static void
 pm_fill(struct pm *pm, int err)
 {
 	const char *msg = err == DW_ETIMEDOUT ? "pmap timed out"
-			  : pm->nlive == 0  ? "no process left to run it"
-					    : "not run: pmap stopped at an error";
+	                  : pm->nlive == 0
+	                      ? "no process left to run it"
+	                      : "not run: pmap stopped at an error";
 	int e = err == DW_ETIMEDOUT ? DW_ETIMEDOUT
-		: pm->nlive == 0    ? DW_EEXITED
-				    : DW_ECLOSED;
+	        : pm->nlive == 0    ? DW_EEXITED
+	                            : DW_ECLOSED;
 	int keep = pm->stop;
 	for (size_t i = 0; i < pm->n; i++)
 		if (!pm->delivered[i])
@@ -498,7 +499,7 @@ pm_fill(struct pm *pm, int err)
 
 DW_API int
 dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
-	const dw_pmap_options *opts)
+        const dw_pmap_options *opts)
 {
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX || (n && (!in || !out)))
@@ -518,14 +519,14 @@ dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
 			err = pm.first_err;
 			rt_set_err(pm.first_pid, "%s", pm.first_msg);
 		} else if (err == DW_OK && pm.nlive == 0 &&
-			   pm.on_error == DW_PMAP_STOP) {
+		           pm.on_error == DW_PMAP_STOP) {
 			for (size_t i = 0; i < n && err == DW_OK; i++)
 				if (out[i].err)
 					err = out[i].err;
 			rt_set_err(0, "every process of the pool died");
 		} else if (err == DW_ETIMEDOUT) {
 			rt_set_err(0, "pmap did not finish within %d ms",
-				   opts->timeout_ms);
+			           opts->timeout_ms);
 		}
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -580,10 +581,10 @@ ew_report(dw_future **fs, const int *ids, int n, int *first_err)
 			first_pid = ids[i];
 		}
 		if (o < sizeof msg - 1)
-			o += (size_t)snprintf(msg + o, sizeof msg - o,
-					      "%sprocess %d: %s", o ? "; " : "",
-					      ids[i], fs[i] ? dw_errmsg()
-							    : "not started");
+			o += (size_t)snprintf(
+			    msg + o, sizeof msg - o, "%sprocess %d: %s",
+			    o ? "; " : "", ids[i],
+			    fs[i] ? dw_errmsg() : "not started");
 	}
 	if (*first_err)
 		rt_set_err(first_pid, "%s", msg);
@@ -591,7 +592,7 @@ ew_report(dw_future **fs, const int *ids, int n, int *first_err)
 
 DW_API int
 dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
-		      int timeout_ms)
+                      int timeout_ms)
 {
 	int *ids;
 	int n = work_procs(&ids, 1);
@@ -611,15 +612,15 @@ dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
 			e.left++;
 			pthread_mutex_unlock(&rt.lock);
 			if (call_async(ids[i], 0, fn, arg, len, ew_notify, &e,
-				       &fs[i]) != DW_OK) {
+			               &fs[i]) != DW_OK) {
 				pthread_mutex_lock(&rt.lock);
 				e.left--;
 				pthread_mutex_unlock(&rt.lock);
 				fs[i] = NULL;
 			}
 		}
-	uint64_t end = rt_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms
-							       : 0);
+	uint64_t end =
+	    rt_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	exec_block_begin();
 	pthread_mutex_lock(&rt.lock);
 	while (e.left > 0 && err == DW_OK) {
@@ -656,7 +657,7 @@ dw_everywhere(const char *fn, const void *arg, size_t len)
 
 DW_API int
 dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
-	     const void **user, size_t *ulen)
+             const void **user, size_t *ulen)
 {
 	const unsigned char *p = arg;
 	if (!p || len < 20 || memcmp(p, RANGE_MAGIC, 4))
@@ -672,18 +673,18 @@ dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
 
 DW_API int
 dw_distributed_for(const char *fn, int64_t lo, int64_t hi, const void *arg,
-		   size_t len, dw_reduce_fn reduce, void *ctx, void **res,
-		   size_t *reslen)
+                   size_t len, dw_reduce_fn reduce, void *ctx, void **res,
+                   size_t *reslen)
 {
 	return dw_distributed_for_timeout(fn, lo, hi, arg, len, reduce, ctx,
-					  res, reslen, 0);
+	                                  res, reslen, 0);
 }
 
 DW_API int
 dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
-			   const void *arg, size_t len, dw_reduce_fn reduce,
-			   void *ctx, void **res, size_t *reslen,
-			   int timeout_ms)
+                           const void *arg, size_t len, dw_reduce_fn reduce,
+                           void *ctx, void **res, size_t *reslen,
+                           int timeout_ms)
 {
 	if (res)
 		*res = NULL;
@@ -695,8 +696,8 @@ dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
 	if (nw <= 0)
 		return rt_set_err(0, "no process to run on"), DW_ENOTFOUND;
 	uint64_t span = (uint64_t)(hi - lo);
-	size_t parts = span < (uint64_t)nw ? (size_t)(span ? span : 1)
-					   : (size_t)nw;
+	size_t parts =
+	    span < (uint64_t)nw ? (size_t)(span ? span : 1) : (size_t)nw;
 	unsigned char *args = malloc(parts * (20 + len) + 1);
 	dw_buf *in = calloc(parts, sizeof *in);
 	dw_result *out = calloc(parts, sizeof *out);
@@ -711,8 +712,9 @@ dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
 		in[i].data = p;
 		in[i].len = 20 + len;
 	}
-	dw_pmap_options o = {.batch_size = 1, .on_error = DW_PMAP_STOP,
-			     .timeout_ms = timeout_ms};
+	dw_pmap_options o = {.batch_size = 1,
+	                     .on_error = DW_PMAP_STOP,
+	                     .timeout_ms = timeout_ms};
 	if (err == DW_OK)
 		err = dw_pmap(fn, in, parts, out, &o);
 	for (size_t i = 0; err == DW_OK && reduce && i < parts; i++)

@@ -22,8 +22,8 @@ struct blob {
 };
 
 struct dw_pool {
-	int dflt;          /* members follow the cluster */
-	int *ids, n, cap;  /* members of a pool made by dw_pool_new */
+	int dflt;         /* members follow the cluster */
+	int *ids, n, cap; /* members of a pool made by dw_pool_new */
 	int *busy, nbusy, capbusy;
 	struct blob *blobs;
 	pthread_mutex_t lock; /* a leaf: nothing else is taken under it */
@@ -32,9 +32,9 @@ struct dw_pool {
 };
 
 static dw_pool default_pool = {
-	.dflt = 1,
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cv = PTHREAD_COND_INITIALIZER,
+    .dflt = 1,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cv = PTHREAD_COND_INITIALIZER,
 };
 static uint64_t cache_next;
 
@@ -91,7 +91,7 @@ dw_pool_new(const int *ids, int n, dw_pool **out)
 	pthread_cond_init(&p->cv, NULL);
 	for (int i = 0; i < n; i++)
 		if (ids[i] < 1 || (!ids_has(p->ids, p->n, ids[i]) &&
-				   ids_add(&p->ids, &p->n, &p->cap, ids[i]))) {
+		                   ids_add(&p->ids, &p->n, &p->cap, ids[i]))) {
 			dw_pool_free(p);
 			return rt_set_err(0, "bad id %d", ids[i]), DW_EINVAL;
 		}
@@ -106,9 +106,9 @@ dw_pool_add(dw_pool *p, int id)
 		return rt_set_err(0, "cannot add %d to that pool", id),
 		       DW_EINVAL;
 	pthread_mutex_lock(&p->lock);
-	int err = ids_has(p->ids, p->n, id) ? DW_OK
-					    : ids_add(&p->ids, &p->n, &p->cap,
-						      id);
+	int err = ids_has(p->ids, p->n, id)
+	              ? DW_OK
+	              : ids_add(&p->ids, &p->n, &p->cap, id);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->lock);
 	return err;
@@ -200,8 +200,8 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 		p = &default_pool;
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
-	uint64_t end = rt_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms
-							       : 0);
+	uint64_t end =
+	    rt_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	rtr_user_thread();
 	for (;;) {
 		int *v;
@@ -216,7 +216,7 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 		pthread_mutex_lock(&p->lock);
 		int id = pool_pick(p, v, n);
 		if (!id && timeout_ms != 0) { /* members may change: look
-						 again every 100 ms */
+			                         again every 100 ms */
 			clock_gettime(CLOCK_REALTIME, &dl);
 			dl.tv_nsec += 100000000L;
 			if (dl.tv_nsec >= 1000000000L)
@@ -233,9 +233,10 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 			return id;
 		}
 		if (timeout_ms >= 0 && rt_now_ms() >= end) {
-			rt_set_err(0, "no idle process in the pool within %d "
-				      "ms",
-				   timeout_ms);
+			rt_set_err(0,
+			           "no idle process in the pool within %d "
+			           "ms",
+			           timeout_ms);
 			return -DW_ETIMEDOUT;
 		}
 	}
@@ -264,14 +265,14 @@ pool_prepare(dw_pool *p, int wid)
 		for (struct blob *b = p->blobs; b && n < 64; b = b->next)
 			if (!ids_has(b->sent, b->nsent, wid) &&
 			    ids_add(&b->sent, &b->nsent, &b->capsent, wid) ==
-				    DW_OK)
+			        DW_OK)
 				todo[n++] = b;
 		pthread_mutex_unlock(&p->lock);
 		for (int i = 0; i < n; i++) {
 			unsigned char h[8];
 			wire_put_u64(h, todo[i]->handle);
 			int e = req_post(wid, REQ_CACHE_PUT, h, 8,
-					 todo[i]->data, todo[i]->len);
+			                 todo[i]->data, todo[i]->len);
 			if (e != DW_OK)
 				err = e;
 		}
@@ -281,8 +282,8 @@ pool_prepare(dw_pool *p, int wid)
 
 DW_API int
 dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn, const void *arg,
-				 size_t len, void **res, size_t *reslen,
-				 int timeout_ms)
+                                 size_t len, void **res, size_t *reslen,
+                                 int timeout_ms)
 {
 	if (!p)
 		p = &default_pool;
@@ -293,17 +294,17 @@ dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn, const void *arg,
 		return -id;
 	pool_prepare(p, id);
 	int err = dw_remotecall_fetch_timeout(id, fn, arg, len, res, reslen,
-					      timeout_ms);
+	                                      timeout_ms);
 	dw_pool_put(p, id);
 	return err;
 }
 
 DW_API int
 dw_pool_remotecall_fetch(dw_pool *p, const char *fn, const void *arg,
-			 size_t len, void **res, size_t *reslen)
+                         size_t len, void **res, size_t *reslen)
 {
 	return dw_pool_remotecall_fetch_timeout(p, fn, arg, len, res, reslen,
-						-1);
+	                                        -1);
 }
 
 /* The call completed: its process is idle again (rt.lock held; the pool's
@@ -316,14 +317,14 @@ pool_call_done(void *ctx, dw_future *f)
 
 DW_API int
 dw_pool_remotecall(dw_pool *p, const char *fn, const void *arg, size_t len,
-		   dw_future **out)
+                   dw_future **out)
 {
 	return dw_pool_remotecall_timeout(p, fn, arg, len, out, -1);
 }
 
 DW_API int
 dw_pool_remotecall_timeout(dw_pool *p, const char *fn, const void *arg,
-			   size_t len, dw_future **out, int timeout_ms)
+                           size_t len, dw_future **out, int timeout_ms)
 {
 	if (!p)
 		p = &default_pool;
@@ -344,8 +345,8 @@ dw_pool_cache(dw_pool *p, const void *data, size_t len, uint64_t *handle)
 	if (!p)
 		p = &default_pool;
 	if (len > WIRE_MAX_PAYLOAD - REQ_PREFIX - 8)
-		return rt_set_err(0, "%zu bytes are over the frame limit",
-				  len), DW_ETOOBIG;
+		return rt_set_err(0, "%zu bytes are over the frame limit", len),
+		       DW_ETOOBIG;
 	struct blob *b = calloc(1, sizeof *b);
 	if (!b || !(b->data = malloc(len ? len : 1))) {
 		free(b);
@@ -355,7 +356,7 @@ dw_pool_cache(dw_pool *p, const void *data, size_t len, uint64_t *handle)
 		memcpy(b->data, data, len);
 	b->len = len;
 	b->handle = (uint64_t)(uint32_t)dw_myid() << 48 |
-		    __atomic_add_fetch(&cache_next, 1, __ATOMIC_RELAXED);
+	            __atomic_add_fetch(&cache_next, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&p->lock);
 	b->next = p->blobs;
 	p->blobs = b;
@@ -390,7 +391,7 @@ dw_cached(uint64_t handle, const void **data, size_t *len)
 	pthread_mutex_unlock(&cache_lock);
 	if (!e)
 		rt_set_err(0, "process %d has no cached argument %llx",
-			   dw_myid(), (unsigned long long)handle);
+		           dw_myid(), (unsigned long long)handle);
 	return e ? DW_OK : DW_ENOTFOUND;
 }
 
@@ -424,8 +425,7 @@ cache_owned_by(const struct centry *e, uint64_t pid)
 }
 
 void
-pool_on_req(const struct req_src *s, int op, const unsigned char *b,
-	    size_t len)
+pool_on_req(const struct req_src *s, int op, const unsigned char *b, size_t len)
 {
 	(void)s;
 	if (len < 8)
@@ -471,8 +471,7 @@ pool_gone(int pid)
 /* ---- spawn ---- */
 
 DW_API int
-dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out,
-	 int *pid)
+dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 {
 	static unsigned next;
 	*out = NULL;
@@ -484,8 +483,8 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out,
 		rt_set_err(0, "no process to spawn on");
 		return n < 0 ? -n : DW_ENOTFOUND;
 	}
-	int id = v[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) %
-		   (unsigned)n];
+	int id =
+	    v[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)n];
 	free(v);
 	if (pid)
 		*pid = id;

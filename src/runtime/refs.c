@@ -9,7 +9,7 @@
 #include "runtime/rt.h"
 #include "runtime/work.h"
 
-#define REF_MAGIC "DWRF"
+#define REF_MAGIC     "DWRF"
 #define REF_VALUE_MAX (1u << 30)
 
 int
@@ -116,7 +116,7 @@ ref_decode(const void *bytes, size_t len, int kind, struct ref *r)
 	    (p[5] & ~3u) || wire_get_u16(p + 6) ||
 	    len - REF_BYTES > REF_VALUE_MAX) {
 		rt_set_err(0, "not a dwork %s reference (%zu bytes)",
-			   kind == REF_CHANNEL ? "channel" : "future", len);
+		           kind == REF_CHANNEL ? "channel" : "future", len);
 		return DW_EFORMAT;
 	}
 	r->kind = kind;
@@ -135,9 +135,10 @@ ref_decode(const void *bytes, size_t len, int kind, struct ref *r)
 		return DW_EFORMAT;
 	}
 	if (r->to != dw_myid()) {
-		rt_set_err(0, "this reference was handed to process %d, not "
-			      "to process %d",
-			   r->to, dw_myid());
+		rt_set_err(0,
+		           "this reference was handed to process %d, not "
+		           "to process %d",
+		           r->to, dw_myid());
 		return DW_EINVAL;
 	}
 	return DW_OK;

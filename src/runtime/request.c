@@ -53,7 +53,8 @@ lw_wait(struct lwait *lw, int timeout_ms)
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&lw->cv, &lw_lock);
 		} else if (timeout_ms == 0 ||
-			   pthread_cond_timedwait(&lw->cv, &lw_lock, &dl) != 0) {
+		           pthread_cond_timedwait(&lw->cv, &lw_lock, &dl) !=
+		               0) {
 			err = lw->done ? DW_OK : DW_ETIMEDOUT;
 			break;
 		}
@@ -72,15 +73,15 @@ req_same(const struct req_src *a, const struct req_src *b)
 
 static void
 req_send_answer(const struct req_src *s, uint32_t status, const void *data,
-		size_t len, int own)
+                size_t len, int own)
 {
 	unsigned char st[4];
 	wire_put_u32(st, status);
 	struct frame f;
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, s->pid, s->id, 1,
-		 4 + len);
+	         4 + len);
 	frame_init(&f, WIRE_ANSWER, s->id, st, 4, len ? data : NULL, len,
-		   own && len);
+	           own && len);
 	conn_send(s->c, &f, 0);
 	if (own && !len)
 		free((void *)data);
@@ -143,7 +144,7 @@ work_procs(int **ids, int with_master)
 	if (rt.role == RT_MASTER) {
 		for (;;) {
 			int n = with_master ? dw_procs(NULL, 0)
-					    : dw_workers(NULL, 0);
+			                    : dw_workers(NULL, 0);
 			int *v = malloc((size_t)n * sizeof *v + 1);
 			if (!v)
 				return -DW_ENOMEM;
@@ -182,7 +183,7 @@ req_procs(const struct req_src *s)
 {
 	if (rt.role != RT_MASTER) {
 		req_answer_err(s, DW_ESTATE, "process %d is not the master",
-			       rt.myid);
+		               rt.myid);
 		return;
 	}
 	int *ids;
@@ -208,8 +209,13 @@ req_dispatch(const struct req_src *s, unsigned char *p, size_t len)
 	const unsigned char *b = p + REQ_PREFIX;
 	size_t bl = len - REQ_PREFIX;
 	switch (op) {
-	case REQ_CH_NEW: case REQ_CH_PUT: case REQ_CH_TAKE: case REQ_CH_FETCH:
-	case REQ_CH_READY: case REQ_CH_WAIT: case REQ_CH_CLOSE:
+	case REQ_CH_NEW:
+	case REQ_CH_PUT:
+	case REQ_CH_TAKE:
+	case REQ_CH_FETCH:
+	case REQ_CH_READY:
+	case REQ_CH_WAIT:
+	case REQ_CH_CLOSE:
 		chan_on_req(s, op, p, REQ_PREFIX, len);
 		return;
 	case REQ_HOLD:
@@ -223,16 +229,21 @@ req_dispatch(const struct req_src *s, unsigned char *p, size_t len)
 		else
 			req_answer_err(s, DW_EPROTO, "unknown reference kind");
 		break;
-	case REQ_FUT_FETCH: case REQ_FUT_WAIT: case REQ_FUT_READY:
+	case REQ_FUT_FETCH:
+	case REQ_FUT_WAIT:
+	case REQ_FUT_READY:
 		call_on_ref_req(s, op, b, bl);
 		break;
-	case REQ_WHERE: case REQ_DIAL: case REQ_GONE:
+	case REQ_WHERE:
+	case REQ_DIAL:
+	case REQ_GONE:
 		peer_on_req(s, op, b, bl);
 		break;
 	case REQ_PROCS:
 		req_procs(s);
 		break;
-	case REQ_CACHE_PUT: case REQ_CACHE_DROP:
+	case REQ_CACHE_PUT:
+	case REQ_CACHE_DROP:
 		pool_on_req(s, op, b, bl);
 		break;
 	}
@@ -245,14 +256,14 @@ req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len)
 	if (len < REQ_PREFIX || p[0] == 0 || p[0] > REQ_OP_MAX || p[1] ||
 	    p[2] || p[3]) {
 		conn_fail(c, "malformed request (%zu bytes, op %u)", len,
-			  len ? p[0] : 0u);
+		          len ? p[0] : 0u);
 		free(p);
 		return;
 	}
 	struct req_src s = {.c = c, .id = id, .pid = c->peer};
 	if (id) /* a request wanting no answer is not drawn */
 		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id, 0,
-			 len);
+		         len);
 	req_dispatch(&s, p, len);
 }
 
@@ -274,8 +285,8 @@ req_on_cancel(int pid, uint64_t id)
 void
 work_labels(void)
 {
-	static const char *const ops[] = {"End", "put", "take", "fetch",
-					  "wait", "isready", "close"};
+	static const char *const ops[] = {"End",  "put",     "take", "fetch",
+	                                  "wait", "isready", "close"};
 	dwt_define_type(DW_EV_CHANNEL, "dwork: channel operation");
 	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
 		dwt_define_value(DW_EV_CHANNEL, i, ops[i]);

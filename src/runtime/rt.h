@@ -29,17 +29,17 @@ struct worker {
 	struct conn *conn;
 	dw_worker_config wc;
 	dw_manager mgr;
-	char addr[256];       /* where it listens, for worker-to-worker */
-	uint64_t last_heard;  /* ms, monotonic */
+	char addr[256];      /* where it listens, for worker-to-worker */
+	uint64_t last_heard; /* ms, monotonic */
 	struct fwd *out, *err;
 	/* clock measurements (rt.lock) */
-	int sync_left;        /* ping-pongs still to do in this round */
-	int sync_rounds;      /* rounds completed */
+	int sync_left;   /* ping-pongs still to do in this round */
+	int sync_rounds; /* rounds completed */
 	uint64_t best_rtt, best_local;
 	int64_t best_off;
 	/* trace files arriving over the link (reader thread) */
 	int gather_fd;
-	int finalized;        /* its manager released it (process reaped) */
+	int finalized; /* its manager released it (process reaped) */
 	struct worker *next;
 };
 
@@ -66,9 +66,9 @@ struct kept {
 	uint64_t id;
 	void *data;
 	size_t len;
-	int from;   /* the caller (whence) */
-	int state;  /* KEPT_RUNNING, KEPT_DONE, KEPT_FAILED */
-	void *ext;  /* holders other than the caller, waiters (call.c) */
+	int from;  /* the caller (whence) */
+	int state; /* KEPT_RUNNING, KEPT_DONE, KEPT_FAILED */
+	void *ext; /* holders other than the caller, waiters (call.c) */
 };
 
 /* Results a worker keeps until fetched: call id -> kept (rt.lock). */
@@ -78,8 +78,8 @@ struct keptmap {
 };
 
 struct rt {
-	pthread_mutex_t lock; /* everything below unless said otherwise */
-	pthread_cond_t cv;    /* workers leaving, I/O commands, exiting */
+	pthread_mutex_t lock;   /* everything below unless said otherwise */
+	pthread_cond_t cv;      /* workers leaving, I/O commands, exiting */
 	pthread_cond_t jobs_cv; /* a job for the executors, or exiting */
 	int role;
 	int myid;
@@ -110,7 +110,7 @@ extern struct rt rt;
 
 uint64_t rt_now_ms(void);
 void rt_set_err(int pid, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* loop.c: the I/O thread */
@@ -126,7 +126,7 @@ void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
 
 /* cluster.c */
-struct worker *cl_find(int id);           /* lock held */
+struct worker *cl_find(int id);             /* lock held */
 struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
 /* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
  * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
@@ -134,18 +134,18 @@ struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
  * with the reason in why. */
 int cl_wait_fd(int fd, short ev, uint64_t deadline);
 int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
-int cl_connect(const char *host, const char *port, uint64_t deadline,
-	       char *why, size_t len);
+int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
+               size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
 void cl_heartbeat(void);
 void cl_shutdown(void);
 /* Records why a launch failed, unless a reason is already there. */
 void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* call.c */
 void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-		   unsigned char *payload);
+                   unsigned char *payload);
 void call_fail_peer(int pid, int err, const char *msg);
 void call_fail_all(void);
 int call_start_executors(int n);

@@ -27,15 +27,24 @@ static __thread int user_based;
 /* ---- labels ---- */
 
 static const char *const msg_names[] = {
-	[WIRE_HELLO] = "HELLO",	    [WIRE_HELLO_ACK] = "HELLO_ACK",
-	[WIRE_CALL] = "CALL",	    [WIRE_RESULT] = "RESULT",
-	[WIRE_DONE] = "DONE",	    [WIRE_FETCH] = "FETCH",
-	[WIRE_FREE] = "FREE",	    [WIRE_PING] = "PING",
-	[WIRE_PONG] = "PONG",	    [WIRE_EXIT] = "EXIT",
-	[WIRE_CONFIG] = "CONFIG",   [WIRE_CLOCK_PING] = "CLOCK_PING",
-	[WIRE_CLOCK_PONG] = "CLOCK_PONG", [WIRE_SYNC] = "SYNC",
-	[WIRE_FILE] = "FILE",	    [WIRE_REQ] = "REQ",
-	[WIRE_ANSWER] = "ANSWER",   [WIRE_CANCEL] = "CANCEL",
+    [WIRE_HELLO] = "HELLO",
+    [WIRE_HELLO_ACK] = "HELLO_ACK",
+    [WIRE_CALL] = "CALL",
+    [WIRE_RESULT] = "RESULT",
+    [WIRE_DONE] = "DONE",
+    [WIRE_FETCH] = "FETCH",
+    [WIRE_FREE] = "FREE",
+    [WIRE_PING] = "PING",
+    [WIRE_PONG] = "PONG",
+    [WIRE_EXIT] = "EXIT",
+    [WIRE_CONFIG] = "CONFIG",
+    [WIRE_CLOCK_PING] = "CLOCK_PING",
+    [WIRE_CLOCK_PONG] = "CLOCK_PONG",
+    [WIRE_SYNC] = "SYNC",
+    [WIRE_FILE] = "FILE",
+    [WIRE_REQ] = "REQ",
+    [WIRE_ANSWER] = "ANSWER",
+    [WIRE_CANCEL] = "CANCEL",
 };
 
 void
@@ -88,7 +97,7 @@ rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes)
 {
 	if (rtr_on)
 		dwt_comm(flags, (uint32_t)(peer - 1), DWT_THREAD_ANY,
-			 (uint32_t)k, bytes, call_id * 4 + (uint64_t)k);
+		         (uint32_t)k, bytes, call_id * 4 + (uint64_t)k);
 }
 
 void
@@ -172,7 +181,7 @@ rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
 	char dflt[128];
 	if (!want) {
 		snprintf(dflt, sizeof dflt, "%s.trace",
-			 c->program ? c->program : prog);
+		         c->program ? c->program : prog);
 		want = dflt;
 	}
 	if (strlen(want) >= len - 1 || rtr_mkdirs(want) < 0 ||
@@ -187,9 +196,10 @@ rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
 int
 rtr_master_init(const dw_options *opts)
 {
-	const char *v = opts && opts->trace ? opts->trace : getenv("DWORK_TRACE");
+	const char *v =
+	    opts && opts->trace ? opts->trace : getenv("DWORK_TRACE");
 	tr_merge = !(opts && opts->no_merge) &&
-		   rtr_switch_off(getenv("DWORK_TRACE_NO_MERGE"));
+	           rtr_switch_off(getenv("DWORK_TRACE_NO_MERGE"));
 	if (rtr_switch_off(v))
 		return DW_OK;
 	dwt_config c;
@@ -292,13 +302,13 @@ rtr_local_dir(void)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(tr_local, sizeof tr_local, "%s/dwork-trace-%d-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	         tmp && *tmp ? tmp : "/tmp", (int)getpid());
 	return mkdtemp(tr_local) ? 0 : -1;
 }
 
 int
 rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
-		  size_t whylen)
+                  size_t whylen)
 {
 	if (len < 32) {
 		snprintf(why, whylen, "settings frame of %zu bytes", len);
@@ -329,7 +339,7 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 	int e = dwt_init(&c);
 	if (e != DW_OK && e != DW_ESTATE) {
 		snprintf(why, whylen, "cannot start tracing: %s",
-			 dw_strerror(e));
+		         dw_strerror(e));
 		return -1;
 	}
 	rtr_on = 1;
@@ -370,11 +380,12 @@ rtr_tool_run(const char *cmd, const char *out)
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (out)
-			execlp(tool, tool, cmd, tr_dir, "-o", out, (char *)NULL);
+			execlp(tool, tool, cmd, tr_dir, "-o", out,
+			       (char *)NULL);
 		else
 			execlp(tool, tool, cmd, tr_dir, (char *)NULL);
 		fprintf(stderr, "dwork: cannot run '%s %s': %s\n", tool, cmd,
-			strerror(errno));
+		        strerror(errno));
 		_exit(127);
 	}
 	int st = -1;
@@ -482,7 +493,8 @@ rtr_on_pong(struct conn *c, const unsigned char *p, size_t len)
 		if (t1 - t0 < w->best_rtt) {
 			w->best_rtt = t1 - t0;
 			w->best_local = wns;
-			w->best_off = (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)wns;
+			w->best_off =
+			    (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)wns;
 		}
 		again = --w->sync_left > 0;
 		done = !again;
@@ -526,7 +538,7 @@ rtr_sync_tick(void)
 
 void
 rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,
-		  size_t len)
+                  size_t len)
 {
 	unsigned char b[16];
 	wire_put_u64(b, len >= 8 ? wire_get_u64(p) : 0);
@@ -539,7 +551,7 @@ rtr_on_sync(const unsigned char *p, size_t len)
 {
 	if (len >= 24 && rtr_on)
 		dwt_sync(0, wire_get_u64(p), (int64_t)wire_get_u64(p + 8),
-			 wire_get_u64(p + 16));
+		         wire_get_u64(p + 16));
 }
 
 /* ---- gathering ---- */
@@ -554,9 +566,10 @@ rtr_name_ok(const char *n)
 	    (strcmp(n + l - 4, ".dwt") && strcmp(n + l - 4, ".dwp")))
 		return 0;
 	for (size_t i = 0; i < l; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789._-",
-			    n[i]))
+		if (!strchr(
+		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		        "0123456789._-",
+		        n[i]))
 			return 0;
 	return 1;
 }
@@ -576,8 +589,8 @@ rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
 	}
 	char path[sizeof tr_dir + 300];
 	snprintf(path, sizeof path, "%s/%s", tr_dir, name);
-	w->gather_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			    0644);
+	w->gather_fd =
+	    open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (w->gather_fd < 0)
 		rt_log("cannot write %s: %s", path, strerror(errno));
 }

@@ -32,7 +32,7 @@ void rtr_master_finish(void);
 /* Worker: applies CONFIG (starts tracing as task id - 1 when asked).
  * Returns 0, or -1 with the reason. */
 int rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
-		      size_t whylen);
+                      size_t whylen);
 /* Worker, leaving: ends tracing and, when its files are not on the
  * master's filesystem, sends them over the link. */
 void rtr_worker_exit(struct conn *master);
@@ -85,11 +85,11 @@ void rtr_sync_tick(void);
 
 /* ---- worker side of the measurements ---- */
 void rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,
-		       size_t len);
+                       size_t len);
 void rtr_on_sync(const unsigned char *p, size_t len);
 
 /* ---- gathering (master side) ---- */
 void rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p,
-		 size_t len);
+                 size_t len);
 
 #endif

@@ -23,25 +23,25 @@ wire_put_hdr(unsigned char *p, uint8_t type, uint64_t ref, uint32_t payload)
 }
 
 int
-wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
-	       struct wire_hdr *h, char *why, size_t whylen)
+wire_parse_hdr(const unsigned char *p, uint32_t max_payload, struct wire_hdr *h,
+               char *why, size_t whylen)
 {
 	uint32_t len = wire_get_u32(p);
 	if (len < 12)
-		return wire_fail(why, whylen,
-				 "frame length %llu is below the 12-byte minimum",
-				 len);
+		return wire_fail(
+		    why, whylen,
+		    "frame length %llu is below the 12-byte minimum", len);
 	if (len - 12u > max_payload)
-		return wire_fail(why, whylen,
-				 "frame payload of %llu bytes exceeds the limit",
-				 len - 12u);
+		return wire_fail(
+		    why, whylen,
+		    "frame payload of %llu bytes exceeds the limit", len - 12u);
 	if (p[4] == 0 || p[4] > WIRE_TYPE_MAX)
 		return wire_fail(why, whylen, "unknown frame type %llu", p[4]);
-	int flags_ok = p[5] == 0 ||
-		       (p[4] == WIRE_RESULT && p[5] == WIRE_FLAG_ERROR);
+	int flags_ok =
+	    p[5] == 0 || (p[4] == WIRE_RESULT && p[5] == WIRE_FLAG_ERROR);
 	if (!flags_ok || wire_get_u16(p + 6) != 0)
 		return wire_fail(why, whylen,
-				 "reserved header bits set (flags %llu)", p[5]);
+		                 "reserved header bits set (flags %llu)", p[5]);
 	h->payload = len - 12u;
 	h->type = p[4];
 	h->flags = p[5];
@@ -71,16 +71,16 @@ wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack)
 
 static int
 wire_hello_addr(const unsigned char *p, size_t len, size_t o,
-		struct wire_hello *h, char *why, size_t whylen)
+                struct wire_hello *h, char *why, size_t whylen)
 {
 	if (o + 2 > len)
-		return wire_fail(why, whylen, "handshake cut before the address",
-				 0);
+		return wire_fail(why, whylen,
+		                 "handshake cut before the address", 0);
 	size_t n = wire_get_u16(p + o);
 	if (n >= sizeof h->addr || o + 2 + n != len)
 		return wire_fail(why, whylen,
-				 "handshake address length %llu does not fit",
-				 n);
+		                 "handshake address length %llu does not fit",
+		                 n);
 	memcpy(h->addr, p + o + 2, n);
 	h->addr[n] = 0;
 	return 0;
@@ -88,14 +88,14 @@ wire_hello_addr(const unsigned char *p, size_t len, size_t o,
 
 int
 wire_parse_hello(const unsigned char *p, size_t len, int ack,
-		 struct wire_hello *h, char *why, size_t whylen)
+                 struct wire_hello *h, char *why, size_t whylen)
 {
 	memset(h, 0, sizeof *h);
 	if (len < 13 || memcmp(p, WIRE_MAGIC, 4) != 0)
 		return wire_fail(why, whylen,
-				 "not a dwork handshake (bad magic or %llu "
-				 "bytes)",
-				 len);
+		                 "not a dwork handshake (bad magic or %llu "
+		                 "bytes)",
+		                 len);
 	h->vmajor = wire_get_u16(p + 4);
 	h->vminor = wire_get_u16(p + 6);
 	h->id = wire_get_u32(p + 8);
@@ -103,15 +103,15 @@ wire_parse_hello(const unsigned char *p, size_t len, int ack,
 	if (h->cookie_len == 0 || h->cookie_len > WIRE_COOKIE_MAX ||
 	    13u + h->cookie_len > len)
 		return wire_fail(why, whylen,
-				 "handshake cookie length %llu is invalid",
-				 h->cookie_len);
+		                 "handshake cookie length %llu is invalid",
+		                 h->cookie_len);
 	memcpy(h->cookie, p + 13, h->cookie_len);
 	size_t o = 13u + h->cookie_len;
 	if (ack)
 		return wire_hello_addr(p, len, o, h, why, whylen);
 	if (o != len)
 		return wire_fail(why, whylen,
-				 "handshake has %llu trailing bytes", len - o);
+		                 "handshake has %llu trailing bytes", len - o);
 	return 0;
 }
 
@@ -132,8 +132,7 @@ wire_call_prefix(size_t name_len)
 }
 
 void
-wire_put_call(unsigned char *p, uint8_t mode, const char *name,
-	      size_t name_len)
+wire_put_call(unsigned char *p, uint8_t mode, const char *name, size_t name_len)
 {
 	p[0] = mode;
 	p[1] = 0;
@@ -143,11 +142,11 @@ wire_put_call(unsigned char *p, uint8_t mode, const char *name,
 
 int
 wire_parse_call(const unsigned char *p, size_t len, struct wire_call *c,
-		char *why, size_t whylen)
+                char *why, size_t whylen)
 {
 	if (len < 4)
 		return wire_fail(why, whylen, "call of %llu bytes is too short",
-				 len);
+		                 len);
 	c->mode = p[0];
 	if (c->mode < WIRE_MODE_FETCH || c->mode > WIRE_MODE_DO || p[1])
 		return wire_fail(why, whylen, "unknown call mode %llu", p[0]);
@@ -155,8 +154,8 @@ wire_parse_call(const unsigned char *p, size_t len, struct wire_call *c,
 	if (c->name_len == 0 || c->name_len > WIRE_NAME_MAX ||
 	    4u + c->name_len > len)
 		return wire_fail(why, whylen,
-				 "call name length %llu is invalid",
-				 c->name_len);
+		                 "call name length %llu is invalid",
+		                 c->name_len);
 	c->name = (const char *)p + 4;
 	c->arg = p + 4 + c->name_len;
 	c->arg_len = len - 4 - c->name_len;

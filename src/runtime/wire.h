@@ -10,12 +10,12 @@
 
 #define WIRE_VERSION_MAJOR 1
 #define WIRE_VERSION_MINOR 1 /* 1.1: REQ, ANSWER, CANCEL; peers */
-#define WIRE_MAGIC "DWRK"
-#define WIRE_HDR 16u                    /* bytes of a frame header */
-#define WIRE_MAX_PAYLOAD (1u << 30)     /* default payload limit: 1 GiB */
-#define WIRE_HELLO_MAX 1024u            /* handshake frames are small */
-#define WIRE_COOKIE_MAX 64u
-#define WIRE_NAME_MAX 255u              /* function names */
+#define WIRE_MAGIC         "DWRK"
+#define WIRE_HDR           16u        /* bytes of a frame header */
+#define WIRE_MAX_PAYLOAD   (1u << 30) /* default payload limit: 1 GiB */
+#define WIRE_HELLO_MAX     1024u      /* handshake frames are small */
+#define WIRE_COOKIE_MAX    64u
+#define WIRE_NAME_MAX      255u /* function names */
 
 enum wire_type {
 	WIRE_HELLO = 1,     /* master → worker: version, id, cookie */
@@ -27,16 +27,16 @@ enum wire_type {
 	WIRE_FREE = 7,      /* drop a kept result */
 	WIRE_PING = 8,      /* heartbeat; answered by PONG */
 	WIRE_PONG = 9,
-	WIRE_EXIT = 10,     /* the worker is removed: exit */
-	WIRE_CONFIG = 11,   /* master → worker after the handshake: settings */
+	WIRE_EXIT = 10,   /* the worker is removed: exit */
+	WIRE_CONFIG = 11, /* master → worker after the handshake: settings */
 	WIRE_CLOCK_PING = 12, /* master → worker: u64 master ns */
 	WIRE_CLOCK_PONG = 13, /* worker → master: u64 echo, u64 worker ns */
-	WIRE_SYNC = 14,     /* master → worker: a measured clock offset */
-	WIRE_FILE = 15,     /* worker → master: a trace file being gathered */
-	WIRE_REQ = 16,      /* a request to an owner (channels, references,
-			       peers; ref = request id, 0: no answer) */
-	WIRE_ANSWER = 17,   /* a request's answer: u32 status, then bytes */
-	WIRE_CANCEL = 18,   /* withdraw a parked request (ref = its id) */
+	WIRE_SYNC = 14,       /* master → worker: a measured clock offset */
+	WIRE_FILE = 15,   /* worker → master: a trace file being gathered */
+	WIRE_REQ = 16,    /* a request to an owner (channels, references,
+	                     peers; ref = request id, 0: no answer) */
+	WIRE_ANSWER = 17, /* a request's answer: u32 status, then bytes */
+	WIRE_CANCEL = 18, /* withdraw a parked request (ref = its id) */
 	WIRE_TYPE_MAX = 18,
 };
 
@@ -59,17 +59,17 @@ struct wire_hdr {
 
 /* Writes a 16-byte header for a payload of `payload` bytes. */
 void wire_put_hdr(unsigned char *p, uint8_t type, uint64_t ref,
-		  uint32_t payload);
+                  uint32_t payload);
 
 /* Decodes and checks a header against max_payload: returns 0, or -1 with
  * the reason in why (length too small, too large, reserved bits, unknown
  * type). */
 int wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
-		   struct wire_hdr *h, char *why, size_t whylen);
+                   struct wire_hdr *h, char *why, size_t whylen);
 
 struct wire_hello {
 	uint16_t vmajor, vminor;
-	uint32_t id;  /* HELLO: the worker's id; ACK: its pid */
+	uint32_t id; /* HELLO: the worker's id; ACK: its pid */
 	uint8_t cookie_len;
 	char cookie[WIRE_COOKIE_MAX + 1];
 	char addr[256]; /* ACK: the worker's listen address host:port */
@@ -80,7 +80,7 @@ struct wire_hello {
 size_t wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack);
 /* Decodes one; returns 0 or -1 with the reason. */
 int wire_parse_hello(const unsigned char *p, size_t len, int ack,
-		     struct wire_hello *h, char *why, size_t whylen);
+                     struct wire_hello *h, char *why, size_t whylen);
 
 /* Constant-time comparison of two cookies (lengths are not secret). */
 int wire_cookie_equal(const char *a, size_t alen, const char *b, size_t blen);
@@ -96,9 +96,9 @@ struct wire_call {
 /* Bytes of a CALL payload before the args. */
 size_t wire_call_prefix(size_t name_len);
 void wire_put_call(unsigned char *p, uint8_t mode, const char *name,
-		   size_t name_len);
+                   size_t name_len);
 int wire_parse_call(const unsigned char *p, size_t len, struct wire_call *c,
-		    char *why, size_t whylen);
+                    char *why, size_t whylen);
 
 /* Little-endian helpers. */
 static inline void

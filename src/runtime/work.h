@@ -19,25 +19,25 @@ struct wire_hdr;
 /* ---- requests (request.c, and the requester's side in call.c) ---- */
 
 enum req_op {
-	REQ_CH_NEW = 1,   /* u64 capacity -> u64 channel id */
-	REQ_CH_PUT,       /* u64 id, value -> empty (parked while full) */
-	REQ_CH_TAKE,      /* u64 id -> value (parked while empty) */
-	REQ_CH_FETCH,     /* u64 id -> copy of the oldest value (parked) */
-	REQ_CH_READY,     /* u64 id -> u8 */
-	REQ_CH_WAIT,      /* u64 id -> empty once a value is there (parked) */
-	REQ_CH_CLOSE,     /* u64 id -> empty */
-	REQ_HOLD,         /* u8 kind, u32 whence, u64 id, u32 holder -> empty */
-	REQ_RELEASE,      /* u8 kind, u32 whence, u64 id; no answer */
-	REQ_FUT_FETCH,    /* u32 whence, u64 id -> the result (parked) */
-	REQ_FUT_WAIT,     /* u32 whence, u64 id -> empty (parked) */
-	REQ_FUT_READY,    /* u32 whence, u64 id -> u8 */
-	REQ_WHERE,        /* to the master: u32 pid -> its address, or ""
-			     when it was told to dial the asker */
-	REQ_DIAL,         /* master -> worker: u32 pid, address; no answer */
-	REQ_GONE,         /* master -> worker: u32 pid; no answer */
-	REQ_PROCS,        /* to the master: -> u32 ids of live processes */
-	REQ_CACHE_PUT,    /* u64 handle, bytes; no answer */
-	REQ_CACHE_DROP,   /* u64 handle; no answer */
+	REQ_CH_NEW = 1, /* u64 capacity -> u64 channel id */
+	REQ_CH_PUT,     /* u64 id, value -> empty (parked while full) */
+	REQ_CH_TAKE,    /* u64 id -> value (parked while empty) */
+	REQ_CH_FETCH,   /* u64 id -> copy of the oldest value (parked) */
+	REQ_CH_READY,   /* u64 id -> u8 */
+	REQ_CH_WAIT,    /* u64 id -> empty once a value is there (parked) */
+	REQ_CH_CLOSE,   /* u64 id -> empty */
+	REQ_HOLD,       /* u8 kind, u32 whence, u64 id, u32 holder -> empty */
+	REQ_RELEASE,    /* u8 kind, u32 whence, u64 id; no answer */
+	REQ_FUT_FETCH,  /* u32 whence, u64 id -> the result (parked) */
+	REQ_FUT_WAIT,   /* u32 whence, u64 id -> empty (parked) */
+	REQ_FUT_READY,  /* u32 whence, u64 id -> u8 */
+	REQ_WHERE,      /* to the master: u32 pid -> its address, or ""
+	                   when it was told to dial the asker */
+	REQ_DIAL,       /* master -> worker: u32 pid, address; no answer */
+	REQ_GONE,       /* master -> worker: u32 pid; no answer */
+	REQ_PROCS,      /* to the master: -> u32 ids of live processes */
+	REQ_CACHE_PUT,  /* u64 handle, bytes; no answer */
+	REQ_CACHE_DROP, /* u64 handle; no answer */
 	REQ_OP_MAX = REQ_CACHE_DROP,
 };
 
@@ -66,8 +66,8 @@ struct req_src {
  * over (malloc'd), or with an error and a message. */
 void req_answer(const struct req_src *s, const void *data, size_t len);
 void req_answer_take(const struct req_src *s, void *data, size_t len);
-void req_answer_err(const struct req_src *s, int status, const char *fmt,
-		    ...) __attribute__((format(printf, 3, 4)));
+void req_answer_err(const struct req_src *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* 1 when both name the same request. */
 int req_same(const struct req_src *a, const struct req_src *b);
 
@@ -89,13 +89,13 @@ void req_on_cancel(int pid, uint64_t id);
  * process.
  */
 int req_call(int pid, int op, const void *body, size_t blen, const void *data,
-	     size_t dlen, int timeout_ms, void **res, size_t *reslen);
+             size_t dlen, int timeout_ms, void **res, size_t *reslen);
 /* Sends a request that wants no answer. */
 int req_post(int pid, int op, const void *body, size_t blen, const void *data,
-	     size_t dlen);
+             size_t dlen);
 /* Sends a request with no answer on a given link (I/O thread safe). */
 int req_post_conn(struct conn *c, int op, const void *body, size_t blen,
-		  const void *data, size_t dlen);
+                  const void *data, size_t dlen);
 
 /* Waits on a local request (lw_lock); 0 done, DW_ETIMEDOUT. */
 int lw_wait(struct lwait *lw, int timeout_ms);
@@ -104,15 +104,15 @@ int lw_wait(struct lwait *lw, int timeout_ms);
 
 /* Runs registered function name; *res (malloc'd) or the error in err. */
 int call_invoke(const char *name, size_t nlen, const void *arg, size_t len,
-		void **res, size_t *reslen, char *err, size_t errlen);
+                void **res, size_t *reslen, char *err, size_t errlen);
 
 /* A completion notice: fn(ctx, f) runs (rt.lock held, so it must only
  * take leaf locks) when a future started with call_async completes. */
 typedef void (*call_notify_fn)(void *ctx, dw_future *f);
 /* Starts fn(arg) on pid (FETCH mode, or KEEP) with a future that
  * notifies; a call to this process runs (and notifies) at once. */
-int call_async(int pid, int keep, const char *fn, const void *arg,
-	       size_t len, call_notify_fn notify, void *ctx, dw_future **out);
+int call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
+               call_notify_fn notify, void *ctx, dw_future **out);
 /* For a completed future: its error (DW_OK), result and process. */
 int call_result(dw_future *f, const void **res, size_t *len);
 int call_future_pid(const dw_future *f);
@@ -126,14 +126,14 @@ void exec_block_end(void);
 
 /* The owner's side of future references. */
 void call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
-		     size_t len);
+                     size_t len);
 void call_on_ref_cancel(int pid, uint64_t id);
 void call_refs_gone(int pid);
 size_t call_kept_count(void); /* results kept here (tests) */
 
 /* ---- channel.c (owner side) ---- */
-void chan_on_req(const struct req_src *s, int op, unsigned char *p,
-		 size_t off, size_t len);
+void chan_on_req(const struct req_src *s, int op, unsigned char *p, size_t off,
+                 size_t len);
 void chan_on_cancel(int pid, uint64_t id);
 void chan_gone(int pid);
 void chan_shutdown(void);
@@ -155,11 +155,11 @@ void holders_free(struct holders *h);
 
 #define REF_BYTES 32u /* fixed part of a reference's bytes */
 struct ref {
-	int kind;     /* REF_CHANNEL, REF_FUTURE; +value forms below */
-	int where;    /* the owner */
-	int whence;   /* futures: the caller */
+	int kind;   /* REF_CHANNEL, REF_FUTURE; +value forms below */
+	int where;  /* the owner */
+	int whence; /* futures: the caller */
 	uint64_t id;
-	int to;       /* the process it was handed to */
+	int to;        /* the process it was handed to */
 	int has_value; /* a future whose value travels with it */
 	int err;       /* ... or its error */
 	const unsigned char *value;
@@ -180,13 +180,12 @@ struct conn *peer_conn(int pid, int *err);
 /* I/O thread: a connection on the listen socket. */
 void peer_accept(void);
 /* A frame from a connection that has not said who it is. */
-void peer_on_hello(struct conn *c, const struct wire_hdr *h,
-		   unsigned char *p);
+void peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p);
 /* A worker's link to a peer ended. */
 void peer_conn_lost(struct conn *c, const char *why);
 /* Requests about peers: WHERE (master), DIAL, GONE (workers). */
 void peer_on_req(const struct req_src *s, int op, const unsigned char *b,
-		 size_t len);
+                 size_t len);
 /* A process has gone: every part forgets it (and the master tells the
  * workers).  Any thread but a caller holding rt.lock. */
 void peer_gone(int pid);
@@ -198,7 +197,7 @@ int peer_links(void);
 
 /* ---- pool.c ---- */
 void pool_on_req(const struct req_src *s, int op, const unsigned char *b,
-		 size_t len);
+                 size_t len);
 void pool_gone(int pid);
 int pool_cache_count(void); /* cached arguments kept here (tests) */
 /* Sends the pool's cached arguments wid lacks (before a call to wid). */

@@ -22,7 +22,7 @@
 #include "runtime/work.h"
 
 #define WORKER_FLAG "--dwork-worker"
-#define DIAL_FLAG "--dwork-dial"
+#define DIAL_FLAG   "--dwork-dial"
 
 /* Set by worker_args: the port to listen on, and for a worker that
  * dials in (docs/managers.md), the master's address and the cookie file. */
@@ -32,7 +32,7 @@ int
 worker_is_worker(int argc, char **argv)
 {
 	return argc > 1 && (strcmp(argv[1], WORKER_FLAG) == 0 ||
-			    strcmp(argv[1], DIAL_FLAG) == 0);
+	                    strcmp(argv[1], DIAL_FLAG) == 0);
 }
 
 static void
@@ -76,8 +76,8 @@ static int
 worker_listen(const char *bind_addr)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE},
-			*ai = NULL;
+	                         .ai_flags = AI_PASSIVE},
+	                *ai = NULL;
 	if (getaddrinfo(bind_addr, w_port, &hints, &ai) != 0)
 		worker_die("cannot resolve bind address '%s'", bind_addr);
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -93,9 +93,9 @@ worker_listen(const char *bind_addr)
 	char host[NI_MAXHOST], port[NI_MAXSERV];
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port,
-		    sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+	            sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(rt.my_addr, sizeof rt.my_addr,
-		 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+	         strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
 	return fd;
 }
 
@@ -119,8 +119,8 @@ static void
 worker_send_ack(int fd)
 {
 	struct wire_hello a = {.vmajor = WIRE_VERSION_MAJOR,
-			       .vminor = WIRE_VERSION_MINOR,
-			       .id = (uint32_t)getpid()};
+	                       .vminor = WIRE_VERSION_MINOR,
+	                       .id = (uint32_t)getpid()};
 	a.cookie_len = (uint8_t)strlen(rt.cookie);
 	memcpy(a.cookie, rt.cookie, a.cookie_len);
 	snprintf(a.addr, sizeof a.addr, "%s", rt.my_addr);
@@ -141,23 +141,25 @@ worker_check_hello(int fd, struct wire_hello *h)
 	if (worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
 	    wire_parse_hdr(buf, WIRE_HELLO_MAX, &wh, why, sizeof why) == 0) {
 		if (wh.type != WIRE_HELLO)
-			snprintf(why, sizeof why, "first frame is type %u, "
-						  "not a handshake",
-				 wh.type);
+			snprintf(why, sizeof why,
+			         "first frame is type %u, "
+			         "not a handshake",
+			         wh.type);
 		else if (worker_read_full(fd, buf, wh.payload, 10000) < 0)
 			snprintf(why, sizeof why, "handshake cut short");
 		else if (wire_parse_hello(buf, wh.payload, 0, h, why,
-					  sizeof why) == 0) {
+		                          sizeof why) == 0) {
 			if (h->vmajor != WIRE_VERSION_MAJOR) {
 				snprintf(why, sizeof why,
-					 "protocol version %u.%u, this worker "
-					 "speaks %u.%u",
-					 h->vmajor, h->vminor,
-					 WIRE_VERSION_MAJOR, WIRE_VERSION_MINOR);
+				         "protocol version %u.%u, this worker "
+				         "speaks %u.%u",
+				         h->vmajor, h->vminor,
+				         WIRE_VERSION_MAJOR,
+				         WIRE_VERSION_MINOR);
 				worker_send_ack(fd); /* so it can say why */
 			} else if (!wire_cookie_equal(h->cookie, h->cookie_len,
-						      rt.cookie,
-						      strlen(rt.cookie))) {
+			                              rt.cookie,
+			                              strlen(rt.cookie))) {
 				snprintf(why, sizeof why, "wrong cookie");
 			} else {
 				return 0;
@@ -175,7 +177,7 @@ worker_accept_master(int lfd, struct wire_hello *h)
 {
 	for (;;) {
 		struct pollfd p[2] = {{.fd = lfd, .events = POLLIN},
-				      {.fd = 0, .events = POLLIN}};
+		                      {.fd = 0, .events = POLLIN}};
 		int r = poll(p, 2, 60000);
 		if (r == 0)
 			worker_die("%s", "no master connected within 60 s");
@@ -217,7 +219,7 @@ worker_connect(const char *addr)
 	int e = getaddrinfo(host, colon + 1, &hints, &ai);
 	if (e)
 		worker_die("cannot resolve the master's address: %s",
-			   gai_strerror(e));
+		           gai_strerror(e));
 	int fd = -1;
 	uint64_t deadline = rt_now_ms() + 60000;
 	for (int wait = 50;; wait = wait < 1000 ? wait * 2 : 1000) {

@@ -6,8 +6,7 @@
 
 #define API_ON() rec_likely(__atomic_load_n(&trc_on, __ATOMIC_RELAXED))
 
-DW_API void
-(dwt_event)(uint32_t type, uint64_t value)
+DW_API void(dwt_event)(uint32_t type, uint64_t value)
 {
 	if (API_ON())
 		rec_one(FMT_R_EVENT, type, value);
@@ -31,14 +30,14 @@ api_events_chunk(unsigned n, const uint32_t *types, const uint64_t *values)
 	t->nrec += n - 1;
 }
 
-DW_API void
-(dwt_events)(unsigned n, const uint32_t *types, const uint64_t *values)
+DW_API void(dwt_events)(unsigned n, const uint32_t *types,
+                        const uint64_t *values)
 {
 	if (!API_ON() || n == 0)
 		return;
 	/* A batch shares one timestamp when it fits in one segment. */
-	unsigned max = (unsigned)((trc.cfg.segment_size - FMT_S_END) /
-				  FMT_REC_SIZE);
+	unsigned max =
+	    (unsigned)((trc.cfg.segment_size - FMT_S_END) / FMT_REC_SIZE);
 	while (n > 0) {
 		unsigned k = n < max ? n : max;
 		api_events_chunk(k, types, values);
@@ -48,34 +47,31 @@ DW_API void
 	}
 }
 
-DW_API void
-(dwt_state_push)(uint32_t state)
+DW_API void(dwt_state_push)(uint32_t state)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_PUSH, state, 0);
 }
 
-DW_API void
-(dwt_state_pop)(void)
+DW_API void(dwt_state_pop)(void)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_POP, 0, 0);
 }
 
-DW_API void
-(dwt_comm)(unsigned flags, uint32_t partner_task, uint32_t partner_thread,
-	 uint32_t tag, uint64_t size, uint64_t id)
+DW_API void(dwt_comm)(unsigned flags, uint32_t partner_task,
+                      uint32_t partner_thread, uint32_t tag, uint64_t size,
+                      uint64_t id)
 {
 	if (!API_ON())
 		return;
 	uint32_t th = partner_thread > FMT_COMM_THREAD_ANY ? FMT_COMM_THREAD_ANY
-							     : partner_thread;
+	                                                   : partner_thread;
 	uint32_t w1 = (flags & 7u) | th << FMT_COMM_THREAD_SHIFT;
 	rec_two(FMT_R_COMM, tag, id, w1, partner_task, size);
 }
 
-DW_API void
-(dwt_func_enter)(const void *addr)
+DW_API void(dwt_func_enter)(const void *addr)
 {
 	if (!API_ON())
 		return;
@@ -86,8 +82,7 @@ DW_API void
 		fn_note(t, a);
 }
 
-DW_API void
-(dwt_func_exit)(const void *addr)
+DW_API void(dwt_func_exit)(const void *addr)
 {
 	if (API_ON())
 		rec_one(FMT_R_FUNC_EXIT, 0, (uint64_t)(uintptr_t)addr);
@@ -95,7 +90,7 @@ DW_API void
 
 DW_API void
 dwt_sync(uint32_t ref_task, uint64_t local_ns, int64_t offset_ns,
-	 uint64_t rtt_ns)
+         uint64_t rtt_ns)
 {
 	if (!API_ON())
 		return;
@@ -127,7 +122,7 @@ dwt_thread(void)
 
 int
 api_label(uint32_t kind, const unsigned char *head, size_t hlen,
-	  const char *name)
+          const char *name)
 {
 	if (!name)
 		return DW_EINVAL;

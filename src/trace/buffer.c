@@ -25,12 +25,12 @@ buf_create_file(struct buf *b)
 	for (int i = 0; i < 100 && b->fd < 0; i++) {
 		if (i == 0)
 			snprintf(b->path, sizeof b->path, "%s.%u.dwt",
-				 trc.prefix, b->thread);
+			         trc.prefix, b->thread);
 		else
 			snprintf(b->path, sizeof b->path, "%s.%u-%d.dwt",
-				 trc.prefix, b->thread, i);
-		b->fd = open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-			     0644);
+			         trc.prefix, b->thread, i);
+		b->fd =
+		    open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (b->fd < 0 && errno != EEXIST)
 			return dw_err_from_errno(errno);
 	}
@@ -45,8 +45,8 @@ buf_open_file(struct buf *b)
 		return err;
 	if ((err = posix_fallocate(b->fd, 0, FMT_HEADER_PAGE)) != 0)
 		goto fail;
-	b->hdr = mmap(NULL, FMT_HEADER_PAGE, PROT_READ | PROT_WRITE,
-		      MAP_SHARED, b->fd, 0);
+	b->hdr = mmap(NULL, FMT_HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	              b->fd, 0);
 	if (b->hdr == MAP_FAILED) {
 		b->hdr = NULL;
 		err = errno;
@@ -104,7 +104,7 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 	if (reuse && b->seg && idx == b->cur)
 		return b->seg;
 	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
-				b->fd, (off_t)buf_seg_off(idx));
+	                        b->fd, (off_t)buf_seg_off(idx));
 	if (m == MAP_FAILED)
 		return NULL;
 #ifdef MADV_POPULATE_WRITE
@@ -117,7 +117,7 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 
 static void
 buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
-		  uint64_t *now)
+                  uint64_t *now)
 {
 	uint64_t seg = trc.cfg.segment_size, t, ns;
 	if (reuse) {
@@ -261,8 +261,9 @@ buf_slow(struct buf **tp, uint64_t *now, unsigned need)
 	unsigned char *p = b->pos;
 	memset(p + 4, 0, 4);
 	memcpy(p + 8, now, 8);
-	__atomic_store_n((uint32_t *)p, (uint32_t)FMT_R_NEWBASE << FMT_KIND_SHIFT,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)p,
+	                 (uint32_t)FMT_R_NEWBASE << FMT_KIND_SHIFT,
+	                 __ATOMIC_RELEASE);
 	b->pos = p + FMT_REC_SIZE;
 	b->last = *now;
 	return b->pos;
@@ -328,7 +329,7 @@ rec_one_slow(uint32_t kind, uint32_t a, uint64_t b, uint64_t now)
 
 void
 rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
-	     uint64_t b1, uint64_t now)
+             uint64_t b1, uint64_t now)
 {
 	struct buf *t = trc_self;
 	if (buf_slow(&t, &now, 2 * FMT_REC_SIZE))

@@ -37,9 +37,10 @@ clk_read_skew(void)
 	if (*end == ',')
 		ppm = strtod(end + 1, &end);
 	if (*end || ppm < -10000 || ppm > 10000) {
-		fprintf(stderr, "dwtrace: DWT_TEST_CLOCK_SKEW='%s' is not valid: "
-				"expected OFFSET_NS[,DRIFT_PPM]\n",
-			v);
+		fprintf(stderr,
+		        "dwtrace: DWT_TEST_CLOCK_SKEW='%s' is not valid: "
+		        "expected OFFSET_NS[,DRIFT_PPM]\n",
+		        v);
 		return DW_EINVAL;
 	}
 	struct timespec ts;
@@ -73,8 +74,8 @@ clk_kernel_uses_tsc(void)
 {
 	char s[32] = {0};
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
-			"current_clocksource",
-			"r");
+	                "current_clocksource",
+	                "r");
 	if (!f)
 		return 0;
 	int ok = fgets(s, sizeof s, f) && strncmp(s, "tsc", 3) == 0;
@@ -117,8 +118,8 @@ clk_measure_rate(void)
 	do
 		clk_pair(&t1, &n1);
 	while (n1 - n0 < 2000000u);
-	clk_tps = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u /
-			     (n1 - n0));
+	clk_tps =
+	    (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / (n1 - n0));
 	clk_base_ticks = t1;
 	clk_base_ns = n1;
 }
@@ -131,8 +132,8 @@ clk_setup(int kind)
 		return DW_EINVAL;
 	if (clk_read_skew() != DW_OK)
 		return DW_EINVAL;
-	clk_use_tsc = kind == DWT_CLOCK_TSC ||
-		      (kind == DWT_CLOCK_AUTO && usable);
+	clk_use_tsc =
+	    kind == DWT_CLOCK_TSC || (kind == DWT_CLOCK_AUTO && usable);
 	if (clk_use_tsc) {
 		clk_measure_rate();
 	} else {
@@ -155,5 +156,5 @@ clk_to_ns(uint64_t ticks)
 		return ticks;
 	__int128 dt = (__int128)ticks - (__int128)clk_base_ticks;
 	return (uint64_t)((__int128)clk_base_ns +
-			  dt * 1000000000 / (__int128)clk_tps);
+	                  dt * 1000000000 / (__int128)clk_tps);
 }

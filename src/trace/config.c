@@ -88,11 +88,11 @@ cfg_program_ok(const char *s)
 
 static int
 cfg_fail(char *err, size_t len, const char *var, const char *val,
-	 const char *accepts)
+         const char *accepts)
 {
 	if (err && len)
 		snprintf(err, len, "%s='%s' is not valid: expected %s", var,
-			 val, accepts);
+		         val, accepts);
 	return DW_EINVAL;
 }
 
@@ -103,8 +103,8 @@ cfg_segment(dwt_config *c, const char *v, char *err, size_t len)
 	if (cfg_size(v, &s) || s < DWT_SEGMENT_MIN || s > DWT_SEGMENT_MAX ||
 	    s % 4096)
 		return cfg_fail(err, len, "DWT_SEGMENT_SIZE", v,
-				"a size from 64K to 1G, a multiple of 4K "
-				"(digits with an optional K, M or G suffix)");
+		                "a size from 64K to 1G, a multiple of 4K "
+		                "(digits with an optional K, M or G suffix)");
 	c->segment_size = s;
 	return DW_OK;
 }
@@ -120,31 +120,30 @@ cfg_clock(dwt_config *c, const char *v, char *err, size_t len)
 		c->clock = DWT_CLOCK_MONOTONIC_RAW;
 	else
 		return cfg_fail(err, len, "DWT_CLOCK", v,
-				"auto, tsc or monotonic-raw");
+		                "auto, tsc or monotonic-raw");
 	return DW_OK;
 }
 
 static int
-cfg_apply(dwt_config *c, const char *var, const char *v, char *err,
-	  size_t len)
+cfg_apply(dwt_config *c, const char *var, const char *v, char *err, size_t len)
 {
 	if (strcmp(var, "DWT_ENABLED") == 0)
 		return cfg_bool(v, &c->enabled)
-			       ? cfg_fail(err, len, var, v,
-					  "1, 0, yes, no, true, false, on or off")
-			       : DW_OK;
+		           ? cfg_fail(err, len, var, v,
+		                      "1, 0, yes, no, true, false, on or off")
+		           : DW_OK;
 	if (strcmp(var, "DWT_DIR") == 0) {
 		if (!*v || strlen(v) > 3800)
 			return cfg_fail(err, len, var, v,
-					"a directory path (1 to 3800 bytes)");
+			                "a directory path (1 to 3800 bytes)");
 		c->dir = v;
 		return DW_OK;
 	}
 	if (strcmp(var, "DWT_PROGRAM") == 0) {
 		if (!cfg_program_ok(v))
 			return cfg_fail(err, len, var, v,
-					"1 to 63 characters of A-Z a-z 0-9 . _ "
-					"- not starting with '.'");
+			                "1 to 63 characters of A-Z a-z 0-9 . _ "
+			                "- not starting with '.'");
 		c->program = v;
 		return DW_OK;
 	}
@@ -152,11 +151,11 @@ cfg_apply(dwt_config *c, const char *var, const char *v, char *err,
 		return cfg_segment(c, v, err, len);
 	if (strcmp(var, "DWT_SIZE_CAP") == 0)
 		return cfg_size(v, &c->size_cap)
-			       ? cfg_fail(err, len, var, v,
-					  "a size in bytes, 0 for no cap "
-					  "(digits with an optional K, M or G "
-					  "suffix)")
-			       : DW_OK;
+		           ? cfg_fail(err, len, var, v,
+		                      "a size in bytes, 0 for no cap "
+		                      "(digits with an optional K, M or G "
+		                      "suffix)")
+		           : DW_OK;
 	if (strcmp(var, "DWT_MODE") == 0) {
 		if (strcasecmp(v, "linear") && strcasecmp(v, "circular"))
 			return cfg_fail(err, len, var, v, "linear or circular");
@@ -175,8 +174,8 @@ cfg_apply(dwt_config *c, const char *var, const char *v, char *err,
 		uint64_t ns;
 		if (cfg_size(v, &ns) || ns > 60000000000ull)
 			return cfg_fail(err, len, var, v,
-					"a duration in nanoseconds from 0 to "
-					"60000000000");
+			                "a duration in nanoseconds from 0 to "
+			                "60000000000");
 		c->instrument_min_ns = ns;
 		return DW_OK;
 	}
@@ -187,10 +186,16 @@ DW_API int
 dwt_config_from_env(dwt_config *cfg, char *err, size_t errlen)
 {
 	static const char *const vars[] = {
-		"DWT_ENABLED",	"DWT_DIR",  "DWT_PROGRAM", "DWT_SEGMENT_SIZE",
-		"DWT_SIZE_CAP", "DWT_MODE", "DWT_CLOCK",
-		"DWT_INSTRUMENT_INCLUDE", "DWT_INSTRUMENT_EXCLUDE",
-		"DWT_INSTRUMENT_MIN_NS",
+	    "DWT_ENABLED",
+	    "DWT_DIR",
+	    "DWT_PROGRAM",
+	    "DWT_SEGMENT_SIZE",
+	    "DWT_SIZE_CAP",
+	    "DWT_MODE",
+	    "DWT_CLOCK",
+	    "DWT_INSTRUMENT_INCLUDE",
+	    "DWT_INSTRUMENT_EXCLUDE",
+	    "DWT_INSTRUMENT_MIN_NS",
 	};
 	dwt_config c = *cfg;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {

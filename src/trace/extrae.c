@@ -12,13 +12,13 @@
 #include "trace/extrae_int.h"
 #include "trace/tracer.h"
 
-_Static_assert(_Generic((uint32_t)0, unsigned: 1, default: 0),
-	       "the identity callbacks are passed on as uint32_t (*)(void)");
+_Static_assert(_Generic((uint32_t)0, unsigned : 1, default : 0),
+               "the identity callbacks are passed on as uint32_t (*)(void)");
 
 int xtr_options = EXTRAE_HWC_OPTION;
 
 static pthread_mutex_t xtr_lock = PTHREAD_MUTEX_INITIALIZER;
-static int xtr_paused;                  /* Extrae_shutdown */
+static int xtr_paused;                       /* Extrae_shutdown */
 static unsigned xtr_from, xtr_to = UINT_MAX; /* Extrae_set_tracing_tasks */
 static void (*xtr_finalize_fn)(void);
 
@@ -81,7 +81,7 @@ DW_API extrae_init_type_t
 Extrae_is_initialized(void)
 {
 	return xtr_initialized() ? EXTRAE_INITIALIZED_EXTRAE_INIT
-				 : EXTRAE_NOT_INITIALIZED;
+	                         : EXTRAE_NOT_INITIALIZED;
 }
 XTR_ALIASES(extrae_init_type_t, _is_initialized, (void))
 
@@ -222,8 +222,8 @@ Extrae_set_thread_name(unsigned thread, char *name)
 
 DW_API void
 Extrae_define_event_type(extrae_type_t *type, char *description,
-			 unsigned *nvalues, extrae_value_t *values,
-			 char **description_values)
+                         unsigned *nvalues, extrae_value_t *values,
+                         char **description_values)
 {
 	if (!type)
 		return;
@@ -233,14 +233,14 @@ Extrae_define_event_type(extrae_type_t *type, char *description,
 	for (unsigned i = 0; i < n; i++)
 		if (description_values[i])
 			dwt_define_value(*type, values[i],
-					 description_values[i]);
+			                 description_values[i]);
 }
 XTR_ALIASES(void, _define_event_type,
-	    (extrae_type_t *, char *, unsigned *, extrae_value_t *, char **))
+            (extrae_type_t *, char *, unsigned *, extrae_value_t *, char **))
 
 DW_API void
 Extrae_register_codelocation_type(extrae_type_t t1, extrae_type_t t2,
-				  const char *s1, const char *s2)
+                                  const char *s1, const char *s2)
 {
 	if (s1)
 		dwt_define_type(t1, s1);
@@ -250,7 +250,7 @@ Extrae_register_codelocation_type(extrae_type_t t1, extrae_type_t t2,
 
 DW_API void
 Extrae_register_function_address(void *ptr, const char *funcname,
-				 const char *modname, unsigned line)
+                                 const char *modname, unsigned line)
 {
 	(void)modname;
 	(void)line;
@@ -281,8 +281,7 @@ Extrae_init_UserCommunication(struct extrae_UserCommunication *c)
 	if (c)
 		memset(c, 0, sizeof *c);
 }
-XTR_ALIASES(void, _init_UserCommunication,
-	    (struct extrae_UserCommunication *))
+XTR_ALIASES(void, _init_UserCommunication, (struct extrae_UserCommunication *))
 
 DW_API void
 Extrae_init_CombinedEvents(struct extrae_CombinedEvents *e)

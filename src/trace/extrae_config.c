@@ -48,7 +48,7 @@ xcfg_set_dir(char *dst, int *has, const char *origin, const char *val)
 {
 	if (!*val || strlen(val) >= 3800)
 		return xcfg_fail(origin, val,
-				 "a directory path (1 to 3799 bytes)");
+		                 "a directory path (1 to 3799 bytes)");
 	snprintf(dst, 3800, "%s", val);
 	*has = 1;
 	return DW_OK;
@@ -59,19 +59,19 @@ xcfg_set_flag(int *dst, const char *origin, const char *val)
 {
 	if (cfg_bool(val, dst))
 		return xcfg_fail(origin, val,
-				 "1, 0, yes, no, true, false, on or off");
+		                 "1, 0, yes, no, true, false, on or off");
 	return DW_OK;
 }
 
 static int
 xcfg_set_size(struct xcfg *x, enum xcfg_key k, const char *origin,
-	      const char *val)
+              const char *val)
 {
 	uint64_t v;
 	if (k == XK_BUFFER) {
 		if (xcfg_count(val, UINT64_MAX / FMT_REC_SIZE, &v))
 			return xcfg_fail(origin, val,
-					 "a number of events, 1 or more");
+			                 "a number of events, 1 or more");
 		x->cfg.segment_size = xcfg_segment_bytes(v);
 		return DW_OK;
 	}
@@ -93,9 +93,10 @@ xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin, const char *val)
 		return xcfg_set_flag(&x->counters, origin, val);
 	case XK_PROGRAM:
 		if (!cfg_program_ok(val))
-			return xcfg_fail(origin, val,
-					 "1 to 63 characters of A-Z a-z 0-9 . _ "
-					 "- not starting with '.'");
+			return xcfg_fail(
+			    origin, val,
+			    "1 to 63 characters of A-Z a-z 0-9 . _ "
+			    "- not starting with '.'");
 		snprintf(x->program, sizeof x->program, "%s", val);
 		x->cfg.program = x->program;
 		return DW_OK;
@@ -103,7 +104,7 @@ xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin, const char *val)
 		return xcfg_set_dir(x->dir, &x->has_dir, origin, val);
 	case XK_FINAL_DIR:
 		return xcfg_set_dir(x->final_dir, &x->has_final_dir, origin,
-				    val);
+		                    val);
 	case XK_BUFFER:
 	case XK_FILE_SIZE:
 		return xcfg_set_size(x, k, origin, val);
@@ -142,7 +143,7 @@ xcfg_put(char *out, size_t outlen, size_t *j, const char *s, size_t n)
 
 static int
 xcfg_put_var(const char *name, size_t n, char *out, size_t outlen, size_t *j,
-	     char *missing, size_t mlen)
+             char *missing, size_t mlen)
 {
 	char var[256];
 	snprintf(var, sizeof var, "%.*s", (int)n, name);
@@ -154,8 +155,7 @@ xcfg_put_var(const char *name, size_t n, char *out, size_t outlen, size_t *j,
 }
 
 int
-xcfg_subst(const char *in, char *out, size_t outlen, char *missing,
-	   size_t mlen)
+xcfg_subst(const char *in, char *out, size_t outlen, char *missing, size_t mlen)
 {
 	size_t end = strlen(in), j = 0;
 	while (isspace((unsigned char)*in))
@@ -167,7 +167,7 @@ xcfg_subst(const char *in, char *out, size_t outlen, char *missing,
 		size_t n = xcfg_var_len(in + i);
 		if (n && i + n + 2 <= end) {
 			if (xcfg_put_var(in + i + 1, n, out, outlen, &j,
-					 missing, mlen))
+			                 missing, mlen))
 				return -1;
 			i += n + 2;
 		} else if (xcfg_put(out, outlen, &j, in + i++, 1)) {
@@ -183,12 +183,12 @@ static const struct {
 	const char *var;
 	enum xcfg_key key;
 } xcfg_vars[] = {
-	{"EXTRAE_ON", XK_ON},
-	{"EXTRAE_PROGRAM_NAME", XK_PROGRAM},
-	{"EXTRAE_DIR", XK_DIR},
-	{"EXTRAE_FINAL_DIR", XK_FINAL_DIR},
-	{"EXTRAE_BUFFER_SIZE", XK_BUFFER},
-	{"EXTRAE_FILE_SIZE", XK_FILE_SIZE},
+    {"EXTRAE_ON", XK_ON},
+    {"EXTRAE_PROGRAM_NAME", XK_PROGRAM},
+    {"EXTRAE_DIR", XK_DIR},
+    {"EXTRAE_FINAL_DIR", XK_FINAL_DIR},
+    {"EXTRAE_BUFFER_SIZE", XK_BUFFER},
+    {"EXTRAE_FILE_SIZE", XK_FILE_SIZE},
 };
 
 static int
@@ -253,10 +253,11 @@ xcfg_auto_wanted(void)
 	if (skip && cfg_bool(skip, &v) == 0 && v)
 		return 0;
 	if (skip && *skip && cfg_bool(skip, &v))
-		trc_err("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE='%s' is not valid: "
-			"expected 1, 0, yes, no, true, false, on or off "
-			"(taken as 0: the library initialises itself)",
-			skip);
+		trc_err(
+		    "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE='%s' is not valid: "
+		    "expected 1, 0, yes, no, true, false, on or off "
+		    "(taken as 0: the library initialises itself)",
+		    skip);
 	if (file && *file)
 		return 1;
 	/* A bad EXTRAE_ON is reported by the initialisation it starts. */

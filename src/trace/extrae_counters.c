@@ -23,26 +23,26 @@ struct ctr_def {
 
 /* Group 0: software counters; group 1: hardware counters. */
 static const struct ctr_def ctr_defs[2][3] = {
-	{
-		{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-		 XTR_TYPE_TASK_CLOCK, "Task clock (ns of CPU time)"},
-		{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-		 XTR_TYPE_CTX_SWITCHES, "Context switches"},
-		{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
-		 XTR_TYPE_PAGE_FAULTS, "Page faults"},
-	},
-	{
-		{PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
-		 XTR_TYPE_PAPI_TOT_INS, "PAPI_TOT_INS [Instr completed]"},
-		{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
-		 XTR_TYPE_PAPI_TOT_CYC, "PAPI_TOT_CYC [Total cycles]"},
-		{0, 0, 0, NULL},
-	},
+    {
+        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, XTR_TYPE_TASK_CLOCK,
+         "Task clock (ns of CPU time)"},
+        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+         XTR_TYPE_CTX_SWITCHES, "Context switches"},
+        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, XTR_TYPE_PAGE_FAULTS,
+         "Page faults"},
+    },
+    {
+        {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, XTR_TYPE_PAPI_TOT_INS,
+         "PAPI_TOT_INS [Instr completed]"},
+        {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, XTR_TYPE_PAPI_TOT_CYC,
+         "PAPI_TOT_CYC [Total cycles]"},
+        {0, 0, 0, NULL},
+    },
 };
 
 struct ctr_group {
-	int fd;         /* the leader, -1 when the group is empty */
-	unsigned n;     /* members, in perf's read order */
+	int fd;     /* the leader, -1 when the group is empty */
+	unsigned n; /* members, in perf's read order */
 	uint32_t type[3];
 	uint64_t last[3];
 };
@@ -53,10 +53,10 @@ struct ctr_thread {
 };
 
 static __thread struct ctr_thread ctr_self;
-static uint64_t ctr_gen = 1;     /* bumped in a fork child */
-static unsigned ctr_labelled;    /* bit per counter already labelled */
-static int ctr_told;             /* the "no counters" message was printed */
-static pthread_key_t ctr_key;    /* closes a thread's fds at its exit */
+static uint64_t ctr_gen = 1;  /* bumped in a fork child */
+static unsigned ctr_labelled; /* bit per counter already labelled */
+static int ctr_told;          /* the "no counters" message was printed */
+static pthread_key_t ctr_key; /* closes a thread's fds at its exit */
 
 static void
 ctr_close(struct ctr_thread *t)
@@ -103,7 +103,7 @@ ctr_open(const struct ctr_def *d, int leader)
 	a.exclude_kernel = d->kind == PERF_TYPE_HARDWARE;
 	for (int tries = 0; tries < 2; tries++) {
 		long fd = syscall(SYS_perf_event_open, &a, 0, -1, leader,
-				  PERF_FLAG_FD_CLOEXEC);
+		                  PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0)
 			return (int)fd;
 		if ((errno != EACCES && errno != EPERM) || a.exclude_kernel)
@@ -116,8 +116,8 @@ ctr_open(const struct ctr_def *d, int leader)
 static void
 ctr_label(unsigned bit, const struct ctr_def *d)
 {
-	unsigned old = __atomic_fetch_or(&ctr_labelled, 1u << bit,
-					 __ATOMIC_RELAXED);
+	unsigned old =
+	    __atomic_fetch_or(&ctr_labelled, 1u << bit, __ATOMIC_RELAXED);
 	if (!(old & (1u << bit)))
 		dwt_define_type(d->type, d->label);
 }
@@ -153,8 +153,8 @@ ctr_tell_none(int err)
 		fclose(f);
 	}
 	trc_err("Extrae counters: perf_event_open failed (%s; "
-		"perf_event_paranoid is %d): no counter is recorded",
-		strerror(err), lvl);
+	        "perf_event_paranoid is %d): no counter is recorded",
+	        strerror(err), lvl);
 }
 
 static void

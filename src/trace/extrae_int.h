@@ -13,10 +13,10 @@
 #include "extrae_user_events.h"
 
 /* Event types this layer records itself (docs/extrae-compat.md). */
-#define XTR_TYPE_TASK_CLOCK 39000001u   /* ns of CPU time, perf_event */
+#define XTR_TYPE_TASK_CLOCK   39000001u /* ns of CPU time, perf_event */
 #define XTR_TYPE_CTX_SWITCHES 39000002u /* context switches */
-#define XTR_TYPE_PAGE_FAULTS 39000003u  /* page faults */
-#define XTR_TYPE_VTHREAD 39000010u      /* Extrae_resume_virtual_thread */
+#define XTR_TYPE_PAGE_FAULTS  39000003u /* page faults */
+#define XTR_TYPE_VTHREAD      39000010u /* Extrae_resume_virtual_thread */
 #define XTR_TYPE_PAPI_TOT_INS 42000050u /* Extrae's/PAPI's numbering */
 #define XTR_TYPE_PAPI_TOT_CYC 42000059u
 
@@ -76,7 +76,7 @@ int xcfg_auto_wanted(void);
  * DW_EINVAL with a message on stderr.
  */
 int xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin,
-	     const char *val);
+             const char *val);
 
 /*
  * Copies in to out, trimmed of surrounding white space, with every
@@ -85,7 +85,7 @@ int xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin,
  * missing.
  */
 int xcfg_subst(const char *in, char *out, size_t outlen, char *missing,
-	       size_t mlen);
+               size_t mlen);
 
 /* extrae_xml.c: applies the XML file at path to x (DW_OK or DW_EINVAL,
  * with messages).  Without libxml2 it says so and returns DW_ENOTFOUND:

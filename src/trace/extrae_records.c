@@ -21,9 +21,8 @@ XTR_ALIASES(void, _event, (extrae_type_t, extrae_value_t))
 /* n user events then k counters as consecutive EVENT records at one
  * timestamp; the caller keeps n + k within a segment. */
 static void
-xtr_chunk(unsigned n, const extrae_type_t *types,
-	  const extrae_value_t *values, unsigned k, const uint32_t *ct,
-	  const uint64_t *cv)
+xtr_chunk(unsigned n, const extrae_type_t *types, const extrae_value_t *values,
+          unsigned k, const uint32_t *ct, const uint64_t *cv)
 {
 	struct buf *t;
 	uint64_t now;
@@ -47,13 +46,12 @@ xtr_chunk(unsigned n, const extrae_type_t *types,
 /* A batch shares one timestamp when it fits in one segment (as with
  * dwt_events); the counters go with the last part. */
 static void
-xtr_events(unsigned n, const extrae_type_t *types,
-	   const extrae_value_t *values, unsigned k, const uint32_t *ct,
-	   const uint64_t *cv)
+xtr_events(unsigned n, const extrae_type_t *types, const extrae_value_t *values,
+           unsigned k, const uint32_t *ct, const uint64_t *cv)
 {
-	unsigned max = (unsigned)((trc.cfg.segment_size - FMT_S_END) /
-				  FMT_REC_SIZE) -
-		       XCTR_MAX;
+	unsigned max =
+	    (unsigned)((trc.cfg.segment_size - FMT_S_END) / FMT_REC_SIZE) -
+	    XCTR_MAX;
 	if (n && (!types || !values))
 		n = 0;
 	while (n > max) {
@@ -85,7 +83,7 @@ xtr_counters(uint32_t *ct, uint64_t *cv)
 
 static void
 xtr_events_counters(unsigned n, const extrae_type_t *types,
-		    const extrae_value_t *values)
+                    const extrae_value_t *values)
 {
 	uint32_t ct[XCTR_MAX];
 	uint64_t cv[XCTR_MAX];
@@ -104,12 +102,12 @@ XTR_ALIASES(void, _eventandcounters, (extrae_type_t, extrae_value_t))
 
 DW_API void
 Extrae_neventandcounters(unsigned count, extrae_type_t *types,
-			 extrae_value_t *values)
+                         extrae_value_t *values)
 {
 	xtr_events_counters(count, types, values);
 }
 XTR_ALIASES(void, _neventandcounters,
-	    (unsigned, extrae_type_t *, extrae_value_t *))
+            (unsigned, extrae_type_t *, extrae_value_t *))
 
 DW_API void
 Extrae_counters(void)
@@ -139,7 +137,7 @@ DW_API unsigned long long
 Extrae_user_function(unsigned enter)
 {
 	int uf = __atomic_load_n(&xtr_options, __ATOMIC_RELAXED) &
-		 EXTRAE_UF_HWC_OPTION;
+	         EXTRAE_UF_HWC_OPTION;
 	return xtr_user_function(enter != 0, __builtin_return_address(0), uf);
 }
 XTR_ALIASES(unsigned long long, _user_function, (unsigned))
@@ -156,12 +154,11 @@ static void
 xtr_comm(const extrae_user_communication_t *c)
 {
 	unsigned flags = DWT_LOGICAL | DWT_PHYSICAL |
-			 (c->type == EXTRAE_USER_RECV ? DWT_RECV : DWT_SEND);
-	uint32_t partner = c->partner == EXTRAE_COMM_PARTNER_MYSELF
-				   ? dwt_task()
-				   : c->partner;
+	                 (c->type == EXTRAE_USER_RECV ? DWT_RECV : DWT_SEND);
+	uint32_t partner =
+	    c->partner == EXTRAE_COMM_PARTNER_MYSELF ? dwt_task() : c->partner;
 	dwt_comm(flags, partner, DWT_THREAD_ANY, c->tag, c->size,
-		 (uint64_t)c->id);
+	         (uint64_t)c->id);
 }
 
 static void
@@ -173,7 +170,7 @@ xtr_combined(const struct extrae_CombinedEvents *e, void *caller)
 		xtr_events(e->nEvents, e->Types, e->Values, 0, NULL, NULL);
 	if (e->UserFunction != EXTRAE_USER_FUNCTION_NONE)
 		xtr_user_function(e->UserFunction == EXTRAE_USER_FUNCTION_ENTER,
-				  caller, 0);
+		                  caller, 0);
 	for (unsigned i = 0; e->Communications && i < e->nCommunications; i++)
 		xtr_comm(&e->Communications[i]);
 }

@@ -18,9 +18,9 @@ xcfg_xml(struct xcfg *x, const char *path)
 {
 	(void)x;
 	trc_err("EXTRAE_CONFIG_FILE='%s': XML configuration files need "
-		"libxml2, which this libdwtrace was built without; using the "
-		"EXTRAE_* environment variables",
-		path);
+	        "libxml2, which this libdwtrace was built without; using the "
+	        "EXTRAE_* environment variables",
+	        path);
 	return DW_ENOTFOUND;
 }
 
@@ -76,20 +76,20 @@ xml_ignore(struct xml_ctx *c, const xmlNode *n, const char *parent)
  * NULL when absent or when a variable is missing (reported). */
 static const char *
 xml_value(struct xml_ctx *c, const xmlNode *n, const char *attr, char *out,
-	  size_t len)
+          size_t len)
 {
-	xmlChar *raw = attr ? xmlGetProp(n, (const xmlChar *)attr)
-			    : xmlNodeGetContent(n);
+	xmlChar *raw =
+	    attr ? xmlGetProp(n, (const xmlChar *)attr) : xmlNodeGetContent(n);
 	char missing[256];
 	const char *r = out;
 	if (!raw)
 		return NULL;
 	if (xcfg_subst((const char *)raw, out, len, missing, sizeof missing)) {
 		trc_err("%s line %ld: <%s>%s%s: %s%s%s; setting ignored",
-			c->path, xmlGetLineNo(n), (const char *)n->name,
-			attr ? " " : "", attr ? attr : "",
-			missing[0] ? "environment variable " : "value too long",
-			missing, missing[0] ? " is not set" : "");
+		        c->path, xmlGetLineNo(n), (const char *)n->name,
+		        attr ? " " : "", attr ? attr : "",
+		        missing[0] ? "environment variable " : "value too long",
+		        missing, missing[0] ? " is not set" : "");
 		r = NULL;
 	}
 	xmlFree(raw);
@@ -107,8 +107,8 @@ xml_enabled(struct xml_ctx *c, const xmlNode *n)
 		return 1;
 	if (cfg_bool(v, &on)) {
 		trc_err("%s line %ld: <%s enabled>='%s' is not valid: expected "
-			"yes or no",
-			c->path, xmlGetLineNo(n), (const char *)n->name, v);
+		        "yes or no",
+		        c->path, xmlGetLineNo(n), (const char *)n->name, v);
 		c->err = DW_EINVAL;
 		return -1;
 	}
@@ -135,7 +135,7 @@ xml_leaf(struct xml_ctx *c, const xmlNode *n, enum xcfg_key k)
 	if (xml_enabled(c, n) != 1 || !xml_value(c, n, NULL, v, sizeof v))
 		return;
 	snprintf(origin, sizeof origin, "%s line %ld: <%s>", c->path,
-		 xmlGetLineNo(n), (const char *)n->name);
+	         xmlGetLineNo(n), (const char *)n->name);
 	if (xcfg_set(c->x, k, origin, v) != DW_OK)
 		c->err = DW_EINVAL;
 }
@@ -200,8 +200,7 @@ xml_section(struct xml_ctx *c, const xmlNode *n)
 		xml_storage(c, n);
 	else if (xml_is(n, "buffer") && xml_enabled(c, n) == 1)
 		xml_buffer(c, n);
-	else if (!xml_is(n, "storage") && !xml_is(n, "buffer") &&
-		 xml_wanted(n))
+	else if (!xml_is(n, "storage") && !xml_is(n, "buffer") && xml_wanted(n))
 		xml_ignore(c, n, "");
 }
 
@@ -222,8 +221,8 @@ xml_open(const char *path)
 {
 	xmlInitParser();
 	xmlDoc *d = xmlReadFile(path, NULL,
-				XML_PARSE_NONET | XML_PARSE_NOERROR |
-					XML_PARSE_NOWARNING);
+	                        XML_PARSE_NONET | XML_PARSE_NOERROR |
+	                            XML_PARSE_NOWARNING);
 	if (d)
 		return d;
 	const xmlError *e = xmlGetLastError();
@@ -249,14 +248,14 @@ xcfg_xml(struct xcfg *x, const char *path)
 		xml_trace(&c, root);
 	} else {
 		trc_err("EXTRAE_CONFIG_FILE='%s': the root element must be "
-			"<trace>; tracing stays off",
-			path);
+		        "<trace>; tracing stays off",
+		        path);
 		c.err = DW_EINVAL;
 	}
 	if (c.ignored[0])
 		trc_err("%s: ignored (not used by dwork's tracer, see "
-			"docs/extrae-compat.md): %s",
-			path, c.ignored);
+		        "docs/extrae-compat.md): %s",
+		        path, c.ignored);
 	xmlFreeDoc(d);
 	return c.err ? DW_EINVAL : DW_OK;
 }

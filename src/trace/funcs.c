@@ -96,7 +96,7 @@ fn_resolve_all(const struct addrset *s)
 			const struct elf_mapping *mp = elf_maps_find(&m, a);
 			const char *base = mp ? strrchr(mp->path, '/') : NULL;
 			snprintf(name, sizeof name, "0x%" PRIx64 "%s%s", a,
-				 base ? " in " : "", base ? base + 1 : "");
+			         base ? " in " : "", base ? base + 1 : "");
 		}
 		fn_write_name(a, name);
 	}

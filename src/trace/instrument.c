@@ -13,8 +13,8 @@
 #include "common/elfsym.h"
 #include "trace/record.h"
 
-#define INS_NOINST __attribute__((no_instrument_function))
-#define INS_CACHE 512
+#define INS_NOINST   __attribute__((no_instrument_function))
+#define INS_CACHE    512
 #define INS_PATTERNS 32
 
 DW_API void __cyg_profile_func_enter(void *fn, void *site) INS_NOINST;
@@ -25,15 +25,15 @@ struct ins_cache { /* per thread: address -> recorded or not */
 	uint8_t ok[INS_CACHE];
 };
 
-static int ins_filter;          /* name patterns are set */
-static uint64_t ins_min_ticks;  /* 0: no duration filter */
+static int ins_filter;                 /* name patterns are set */
+static uint64_t ins_min_ticks;         /* 0: no duration filter */
 static char *ins_pat[2][INS_PATTERNS]; /* [0] include, [1] exclude */
 static int ins_npat[2];
 static pthread_mutex_t ins_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct elf_resolver *ins_res;
 static struct elf_module_map ins_maps;
 static __thread struct ins_cache *ins_tc
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 static void INS_NOINST
 ins_split(const char *list, int which)
@@ -60,7 +60,7 @@ ins_configure(const dwt_config *c, uint64_t ticks_per_s)
 	ins_split(c->instrument_exclude, 1);
 	ins_filter = ins_npat[0] || ins_npat[1];
 	ins_min_ticks = (uint64_t)((unsigned __int128)c->instrument_min_ns *
-				   ticks_per_s / 1000000000u);
+	                           ticks_per_s / 1000000000u);
 }
 
 static int INS_NOINST

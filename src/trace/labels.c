@@ -38,7 +38,7 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	fmt_put_u32(h + FMT_H_THREAD, thread);
 	fmt_put_u32(h + FMT_H_NTHREADS, trc.nthreads);
 	fmt_put_u32(h + FMT_H_CLOCK,
-		    clk_use_tsc ? FMT_CLOCK_TSC : FMT_CLOCK_MONO_RAW);
+	            clk_use_tsc ? FMT_CLOCK_TSC : FMT_CLOCK_MONO_RAW);
 	fmt_put_u32(h + FMT_H_FLAGS, trc.cfg.circular ? FMT_FLAG_CIRCULAR : 0);
 	fmt_put_u64(h + FMT_H_INIT_TICKS, trc.init_ticks);
 	fmt_put_u64(h + FMT_H_INIT_NS, trc.init_ns);
@@ -48,8 +48,8 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	lbl_put_str(h + FMT_H_HOST, trc.host, 64);
 	lbl_put_str(h + FMT_H_PROGRAM, trc.program, 64);
 	uint64_t magic;
-	memcpy(&magic, kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS
-						: FMT_MAGIC_THREAD,
+	memcpy(&magic,
+	       kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS : FMT_MAGIC_THREAD,
 	       8);
 	__atomic_store_n((uint64_t *)h, magic, __ATOMIC_RELEASE);
 }
@@ -72,9 +72,9 @@ lbl_write(uint32_t kind, const void *payload, uint32_t len)
 	if (len)
 		memcpy(p + 8, payload, len);
 	ssize_t w = pwrite(trc.pfd, p, total, (off_t)trc.poff);
-	int err = w == (ssize_t)total ? DW_OK
-				      : (w < 0 ? dw_err_from_errno(errno)
-					       : DW_ENOSPC);
+	int err = w == (ssize_t)total
+	              ? DW_OK
+	              : (w < 0 ? dw_err_from_errno(errno) : DW_ENOSPC);
 	if (err == DW_OK)
 		trc.poff += total;
 	if (p != stackbuf)
@@ -125,9 +125,10 @@ lbl_write_modules(void)
 	while (fgets(line, sizeof line, f)) {
 		uint64_t lo, hi, off;
 		path[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-				 " %*s %*s %4095[^\n]",
-			   &lo, &hi, perm, &off, path) < 4)
+		if (sscanf(line,
+		           "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+		           " %*s %*s %4095[^\n]",
+		           &lo, &hi, perm, &off, path) < 4)
 			continue;
 		if (perm[2] != 'x' || path[0] != '/')
 			continue;
@@ -154,8 +155,8 @@ lbl_pfile_create(void)
 		return dw_err_from_errno(errno);
 	int e = posix_fallocate(fd, 0, FMT_HEADER_PAGE);
 	unsigned char *h = e ? MAP_FAILED
-			     : mmap(NULL, FMT_HEADER_PAGE,
-				    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	                     : mmap(NULL, FMT_HEADER_PAGE,
+	                            PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED) {
 		e = e ? e : errno;
 		close(fd);

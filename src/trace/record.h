@@ -12,7 +12,7 @@
 #include "trace/clock.h"
 #include "trace/tracer.h"
 
-#define rec_likely(x) __builtin_expect(!!(x), 1)
+#define rec_likely(x)   __builtin_expect(!!(x), 1)
 #define rec_unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Reserves `need` bytes; returns the slot and the record's delta, or NULL
@@ -25,11 +25,11 @@ rec_reserve(struct buf **tp, uint64_t *now, uint32_t *delta, unsigned need)
 	unsigned char *p;
 	if (rec_likely(t != NULL)) {
 		uint64_t d = n - t->last;
-		uintptr_t end = (uintptr_t)__atomic_load_n(&t->end,
-							   __ATOMIC_RELAXED);
+		uintptr_t end =
+		    (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED);
 		p = t->pos;
 		if (rec_likely(d < FMT_DELTA_LIMIT &&
-			       (uintptr_t)p + need <= end)) {
+		               (uintptr_t)p + need <= end)) {
 			*tp = t;
 			*now = n;
 			*delta = (uint32_t)d;
@@ -56,7 +56,7 @@ static inline void
 rec_commit(unsigned char *p, uint32_t kind, uint32_t delta)
 {
 	__atomic_store_n((uint32_t *)p, kind << FMT_KIND_SHIFT | delta,
-			 __ATOMIC_RELEASE);
+	                 __ATOMIC_RELEASE);
 }
 
 static inline void
@@ -71,19 +71,19 @@ rec_done(struct buf *t, unsigned char *next, uint64_t now)
  * needs no stack frame. */
 void rec_one_slow(uint32_t kind, uint32_t a, uint64_t b, uint64_t now);
 void rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1,
-		  uint32_t a1, uint64_t b1, uint64_t now);
+                  uint32_t a1, uint64_t b1, uint64_t now);
 
 static inline int
 rec_fits(struct buf *t, uint64_t now, unsigned need)
 {
 	uintptr_t end = (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED);
 	return rec_likely(now - t->last < FMT_DELTA_LIMIT &&
-			  (uintptr_t)t->pos + need <= end);
+	                  (uintptr_t)t->pos + need <= end);
 }
 
 static inline void
 rec_store_one(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
-	      uint64_t b)
+              uint64_t b)
 {
 	unsigned char *p = t->pos;
 	rec_payload(p, a, b);
@@ -95,7 +95,7 @@ rec_store_one(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
  * w0 makes the pair valid. */
 static inline void
 rec_store_two(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
-	      uint64_t b, uint32_t w1, uint32_t a1, uint64_t b1)
+              uint64_t b, uint32_t w1, uint32_t a1, uint64_t b1)
 {
 	unsigned char *p = t->pos;
 	uint32_t cont = (uint32_t)FMT_R_CONT << FMT_KIND_SHIFT | w1;
@@ -119,7 +119,7 @@ rec_one(uint32_t kind, uint32_t a, uint64_t b)
 
 static inline void
 rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
-	uint64_t b1)
+        uint64_t b1)
 {
 	struct buf *t = trc_self;
 	uint64_t now = clk_ticks();

@@ -16,11 +16,11 @@
 #include "trace/tracer.h"
 
 struct trc trc = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.active = 1,
-	.pfd = -1,
-	.ntasks = 1,
-	.labels_tail = &trc.labels,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .active = 1,
+    .pfd = -1,
+    .ntasks = 1,
+    .labels_tail = &trc.labels,
 };
 DW_API int dwt_recording_;
 pthread_key_t trc_key;
@@ -48,7 +48,7 @@ static void
 trc_set_on(void)
 {
 	__atomic_store_n(&trc_on, trc.initialized && trc.active,
-			 __ATOMIC_RELEASE);
+	                 __ATOMIC_RELEASE);
 }
 
 static uint64_t
@@ -73,8 +73,8 @@ trc_default_program(char *out, size_t len)
 	for (size_t i = 0; base[i] && j + 1 < len; i++) {
 		char ch = base[i];
 		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-			 (ch == '.' && j > 0);
+		         (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		         (ch == '.' && j > 0);
 		out[j++] = ok ? ch : '_';
 	}
 	if (j == 0)
@@ -111,21 +111,21 @@ trc_check_config(const dwt_config *c)
 	uint64_t s = c->segment_size;
 	if (s < DWT_SEGMENT_MIN || s > DWT_SEGMENT_MAX || s % 4096) {
 		trc_err("segment_size %" PRIu64 " is not valid: expected 64K "
-			"to 1G, a multiple of 4K",
-			s);
+		        "to 1G, a multiple of 4K",
+		        s);
 		return DW_EINVAL;
 	}
 	if (c->clock < DWT_CLOCK_AUTO || c->clock > DWT_CLOCK_MONOTONIC_RAW) {
 		trc_err("clock %d is not valid: expected DWT_CLOCK_AUTO, "
-			"DWT_CLOCK_TSC or DWT_CLOCK_MONOTONIC_RAW",
-			c->clock);
+		        "DWT_CLOCK_TSC or DWT_CLOCK_MONOTONIC_RAW",
+		        c->clock);
 		return DW_EINVAL;
 	}
-	if (c->program && (strlen(c->program) == 0 ||
-			   strlen(c->program) > 63 || strchr(c->program, '/'))) {
+	if (c->program && (strlen(c->program) == 0 || strlen(c->program) > 63 ||
+	                   strchr(c->program, '/'))) {
 		trc_err("program name '%s' is not valid: expected 1 to 63 "
-			"characters without '/'",
-			c->program);
+		        "characters without '/'",
+		        c->program);
 		return DW_EINVAL;
 	}
 	return DW_OK;
@@ -140,8 +140,7 @@ static void
 trc_once(void)
 {
 	pthread_key_create(&trc_key, trc_thread_exit);
-	pthread_atfork(trc_atfork_prepare, trc_atfork_parent,
-		       trc_atfork_child);
+	pthread_atfork(trc_atfork_prepare, trc_atfork_parent, trc_atfork_child);
 	atexit(trc_atexit);
 }
 
@@ -166,7 +165,7 @@ trc_setup_files(void)
 {
 	if (trc.cfg.program)
 		snprintf(trc.program, sizeof trc.program, "%s",
-			 trc.cfg.program);
+		         trc.cfg.program);
 	else
 		trc_default_program(trc.program, sizeof trc.program);
 	if (trc.cfg.dir)
@@ -176,23 +175,23 @@ trc_setup_files(void)
 	int e = trc_mkdirs(trc.dir);
 	if (e) {
 		trc_err("cannot create trace directory '%s': %s", trc.dir,
-			strerror(e));
+		        strerror(e));
 		return dw_err_from_errno(e);
 	}
 	if (gethostname(trc.host, sizeof trc.host - 1))
 		snprintf(trc.host, sizeof trc.host, "localhost");
 	trc.pid = getpid();
 	trc.uid = trc_new_uid();
-	snprintf(trc.prefix, sizeof trc.prefix, "%s/%s.%d.%016" PRIx64,
-		 trc.dir, trc.program, (int)trc.pid, trc.uid);
+	snprintf(trc.prefix, sizeof trc.prefix, "%s/%s.%d.%016" PRIx64, trc.dir,
+	         trc.program, (int)trc.pid, trc.uid);
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
-	trc.init_real_ns = (uint64_t)rt.tv_sec * 1000000000u +
-			   (uint64_t)rt.tv_nsec;
+	trc.init_real_ns =
+	    (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 	clk_pair(&trc.init_ticks, &trc.init_ns);
 	if ((e = lbl_pfile_create()) != DW_OK)
 		trc_err("cannot create the process file in '%s': %s", trc.dir,
-			dw_strerror(e));
+		        dw_strerror(e));
 	return e;
 }
 
@@ -216,7 +215,7 @@ dwt_init(const dwt_config *cfg)
 	if (clk_setup(c.clock) != DW_OK) {
 		if (c.clock == DWT_CLOCK_TSC)
 			trc_err("DWT_CLOCK=tsc: this machine has no invariant "
-				"TSC that the kernel trusts");
+			        "TSC that the kernel trusts");
 		err = DW_EINVAL;
 		goto out;
 	}
@@ -268,10 +267,10 @@ dwt_fini(void)
 	 * stored into any more: their unused tails are cut. */
 	for (struct buf *b = trc.bufs; b; b = b->next)
 		if (b->gen == trc.gen)
-			buf_finish(b, t, ns,
-				   b == trc_self ||
-					   __atomic_load_n(&b->exited,
-							   __ATOMIC_ACQUIRE));
+			buf_finish(
+			    b, t, ns,
+			    b == trc_self ||
+			        __atomic_load_n(&b->exited, __ATOMIC_ACQUIRE));
 	fn_name_seen();
 	lbl_write_modules();
 	trc_write_end(t, ns);
@@ -378,8 +377,8 @@ trc_atfork_child(void)
 	trc.phdr = NULL;
 	trc.pid = getpid();
 	trc.uid = trc_new_uid();
-	snprintf(trc.prefix, sizeof trc.prefix, "%s/%s.%d.%016" PRIx64,
-		 trc.dir, trc.program, (int)trc.pid, trc.uid);
+	snprintf(trc.prefix, sizeof trc.prefix, "%s/%s.%d.%016" PRIx64, trc.dir,
+	         trc.program, (int)trc.pid, trc.uid);
 	clk_pair(&trc.init_ticks, &trc.init_ns);
 	trc.next_thread = trc.nthreads = 0;
 	trc.bytes = trc.segments = trc.segments_reused = 0;

@@ -29,24 +29,24 @@ struct buf {
 	uint64_t last;      /* ticks of the last record */
 	uint64_t nrec;      /* records stored */
 
-	uint64_t gen;          /* tracing session it belongs to */
-	uint32_t thread;       /* trace thread id */
-	int fd;                /* thread file, -1 when it could not be made */
-	unsigned char *hdr;    /* mapped header page, NULL without file */
-	unsigned char *seg;    /* mapped current segment, NULL when none */
-	uint64_t seq;          /* sequence number of the current segment */
-	uint64_t nseg;         /* segments allocated in the file */
-	uint64_t cur;          /* index of the current segment in the file */
-	uint64_t lost_disk;    /* records lost: disk full */
-	uint64_t lost_cap;     /* records lost: size cap */
-	uint64_t reused;       /* segments overwritten */
-	uint64_t retry_at;     /* lost count at which to retry allocating */
-	int fail_err;          /* why the last allocation failed */
-	int exited;            /* its thread has exited */
+	uint64_t gen;       /* tracing session it belongs to */
+	uint32_t thread;    /* trace thread id */
+	int fd;             /* thread file, -1 when it could not be made */
+	unsigned char *hdr; /* mapped header page, NULL without file */
+	unsigned char *seg; /* mapped current segment, NULL when none */
+	uint64_t seq;       /* sequence number of the current segment */
+	uint64_t nseg;      /* segments allocated in the file */
+	uint64_t cur;       /* index of the current segment in the file */
+	uint64_t lost_disk; /* records lost: disk full */
+	uint64_t lost_cap;  /* records lost: size cap */
+	uint64_t reused;    /* segments overwritten */
+	uint64_t retry_at;  /* lost count at which to retry allocating */
+	int fail_err;       /* why the last allocation failed */
+	int exited;         /* its thread has exited */
 	uint64_t fncache[BUF_FNCACHE]; /* recently seen function addresses */
 	unsigned char *fe_pos; /* instrumented entry that may be taken back */
 	uint64_t fe_last;      /* the time base before it */
-	struct addrset fns;            /* every function address it saw */
+	struct addrset fns;    /* every function address it saw */
 	char path[PATH_MAX];
 	struct buf *next;
 };
@@ -62,8 +62,8 @@ struct label {
 struct trc {
 	pthread_mutex_t lock; /* registry, labels, process file, identity */
 	int initialized;
-	int active;           /* dwt_set_active */
-	uint64_t gen;         /* tracing session, bumped by init */
+	int active;   /* dwt_set_active */
+	uint64_t gen; /* tracing session, bumped by init */
 	dwt_config cfg;
 	char dir[3808];
 	char program[64];
@@ -71,17 +71,17 @@ struct trc {
 	char prefix[3968]; /* dir/program.pid.uid */
 	uint64_t uid;
 	pid_t pid;
-	int pfd;              /* process file, -1 when none */
-	unsigned char *phdr;  /* its mapped header page */
-	uint64_t poff;        /* where the next label record goes */
-	int need_pfile;       /* after fork: make the process file lazily */
+	int pfd;             /* process file, -1 when none */
+	unsigned char *phdr; /* its mapped header page */
+	uint64_t poff;       /* where the next label record goes */
+	int need_pfile;      /* after fork: make the process file lazily */
 	uint64_t init_ticks, init_ns, init_real_ns;
 	uint32_t next_thread;
 	uint32_t nthreads;
 	uint32_t task, ntasks;
 	uint32_t (*task_fn)(void), (*ntasks_fn)(void);
 	uint32_t (*thread_fn)(void), (*nthreads_fn)(void);
-	uint64_t bytes;       /* file bytes reserved by this process */
+	uint64_t bytes; /* file bytes reserved by this process */
 	uint64_t segments, segments_reused;
 	struct buf *bufs;
 	struct label *labels, **labels_tail;
@@ -137,6 +137,6 @@ void trc_default_program(char *out, size_t len);
 /* api.c: keeps the label head[0..hlen) + name (takes trc.lock).  Returns
  * DW_OK, DW_EINVAL (name NULL), DW_ETOOBIG or DW_ENOMEM. */
 int api_label(uint32_t kind, const unsigned char *head, size_t hlen,
-	      const char *name);
+              const char *name);
 
 #endif

@@ -18,8 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
-on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-	 unsigned char *p)
+on_frame(void *arg, struct conn *c, const struct wire_hdr *h, unsigned char *p)
 {
 	struct wire_hello hello;
 	struct wire_call call;
@@ -27,10 +26,10 @@ on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 	(*(int *)arg)++;
 	if (h->type == WIRE_HELLO || h->type == WIRE_HELLO_ACK)
 		wire_parse_hello(p, h->payload, h->type == WIRE_HELLO_ACK,
-				 &hello, why, sizeof why);
+		                 &hello, why, sizeof why);
 	else if (h->type == WIRE_CALL &&
-		 wire_parse_call(p, h->payload, &call, why, sizeof why) == 0 &&
-		 call.name_len + call.arg_len + 4 != h->payload)
+	         wire_parse_call(p, h->payload, &call, why, sizeof why) == 0 &&
+	         call.name_len + call.arg_len + 4 != h->payload)
 		abort(); /* the decoder's lengths must add up */
 	if (h->type == WIRE_EXIT)
 		conn_fail(c, "exit");

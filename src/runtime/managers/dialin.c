@@ -33,9 +33,8 @@ dial_name(const struct sockaddr *sa, socklen_t sl, char *buf, size_t len)
 {
 	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
 	getnameinfo(sa, sl, host, sizeof host, port, sizeof port,
-		    NI_NUMERICHOST | NI_NUMERICSERV);
-	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
-		 port);
+	            NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
 }
 
 /* Splits "host:port" / "[v6]:port"; 0 or -1. */
@@ -67,12 +66,12 @@ dial_open(const char *addr, char *why, size_t len)
 		return -DW_EINVAL;
 	}
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE},
-			*ai = NULL;
+	                         .ai_flags = AI_PASSIVE},
+	                *ai = NULL;
 	int e = getaddrinfo(host, port, &hints, &ai);
 	if (e) {
 		snprintf(why, len, "cannot resolve '%s': %s", addr,
-			 gai_strerror(e));
+		         gai_strerror(e));
 		return -DW_EINVAL;
 	}
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
@@ -82,7 +81,7 @@ dial_open(const char *addr, char *why, size_t len)
 	    listen(fd, 128) < 0) {
 		e = errno;
 		snprintf(why, len, "cannot listen on %s: %s", addr,
-			 strerror(e));
+		         strerror(e));
 		if (fd >= 0)
 			close(fd);
 		freeaddrinfo(ai);
@@ -138,9 +137,8 @@ dw_write_cookie_file(const char *path)
 	if (rt.role != RT_MASTER)
 		return rt_set_err(0, "only the master has the cookie to give"),
 		       DW_ESTATE;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-				    O_NOFOLLOW,
-		      0600);
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	int e = fd < 0 ? errno : 0;
 	if (fd >= 0 && fchmod(fd, 0600) < 0)
 		e = errno;
@@ -152,7 +150,7 @@ dw_write_cookie_file(const char *path)
 		e = errno;
 	if (e) {
 		rt_set_err(0, "cannot write the cookie file '%s': %s", path,
-			   strerror(e));
+		           strerror(e));
 		return dw_err_from_errno(e);
 	}
 	return DW_OK;
@@ -191,17 +189,19 @@ dial_check_proof(int fd, uint64_t deadline, char *why, size_t whylen)
 	struct wire_hello a;
 	int r = dial_read(fd, buf, WIRE_HDR, deadline);
 	if (r < 0) {
-		snprintf(why, whylen, r == -2 ? "it said nothing in time"
-					      : "it closed the connection "
-						"without a word");
+		snprintf(why, whylen,
+		         r == -2 ? "it said nothing in time"
+		                 : "it closed the connection "
+		                   "without a word");
 		return -1;
 	}
 	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, why, whylen) < 0)
 		return -1;
 	if (h.type != WIRE_HELLO_ACK) {
-		snprintf(why, whylen, "its first frame is type %u, not the "
-				      "worker's handshake",
-			 h.type);
+		snprintf(why, whylen,
+		         "its first frame is type %u, not the "
+		         "worker's handshake",
+		         h.type);
 		return -1;
 	}
 	if (dial_read(fd, buf, h.payload, deadline) < 0) {
@@ -211,14 +211,15 @@ dial_check_proof(int fd, uint64_t deadline, char *why, size_t whylen)
 	if (wire_parse_hello(buf, h.payload, 1, &a, why, whylen) < 0)
 		return -1;
 	if (a.vmajor != WIRE_VERSION_MAJOR) {
-		snprintf(why, whylen, "it speaks protocol %u.%u, the master "
-				      "%u.%u",
-			 a.vmajor, a.vminor, WIRE_VERSION_MAJOR,
-			 WIRE_VERSION_MINOR);
+		snprintf(why, whylen,
+		         "it speaks protocol %u.%u, the master "
+		         "%u.%u",
+		         a.vmajor, a.vminor, WIRE_VERSION_MAJOR,
+		         WIRE_VERSION_MINOR);
 		return -1;
 	}
 	if (!wire_cookie_equal(a.cookie, a.cookie_len, rt.cookie,
-			       strlen(rt.cookie))) {
+	                       strlen(rt.cookie))) {
 		snprintf(why, whylen, "wrong cookie");
 		return -1;
 	}
@@ -247,7 +248,8 @@ dial_next(int lfd, uint64_t deadline, char *peer, size_t plen)
 			continue;
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
-		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		int fd =
+		    accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		int one = 1;
@@ -270,17 +272,19 @@ dial_launch(void *self, int n, dw_launch *l)
 			break;
 		uint64_t pd = rt_now_ms() + DIAL_PROOF_MS;
 		if (dial_check_proof(fd, pd < deadline ? pd : deadline, why,
-				     sizeof why) < 0) {
+		                     sizeof why) < 0) {
 			rt_log("rejected a worker dialling in from %s: %s",
 			       peer, why);
 			snprintf(D->last, sizeof D->last, "%.200s from %.128s",
-				 why, peer);
+			         why, peer);
 			D->rejected++;
 			close(fd);
 			continue;
 		}
-		dw_worker_config wc = {.id = dw_launch_id(l, i), .fd = fd,
-				       .out_fd = -1, .err_fd = -1};
+		dw_worker_config wc = {.id = dw_launch_id(l, i),
+		                       .fd = fd,
+		                       .out_fd = -1,
+		                       .err_fd = -1};
 		snprintf(wc.host, sizeof wc.host, "%s", peer);
 		if (dw_launched(l, &wc) == DW_OK)
 			i++, joined++;
@@ -289,11 +293,11 @@ dial_launch(void *self, int n, dw_launch *l)
 		char extra[500] = "";
 		if (D->rejected)
 			snprintf(extra, sizeof extra,
-				 "; %d connection(s) rejected, the last: %s",
-				 D->rejected, D->last);
+			         "; %d connection(s) rejected, the last: %s",
+			         D->rejected, D->last);
 		cl_launch_error(l, DW_ETIMEDOUT,
-				"%d of %d workers dialled in within %d ms%s",
-				joined, n, D->timeout_ms, extra);
+		                "%d of %d workers dialled in within %d ms%s",
+		                joined, n, D->timeout_ms, extra);
 		return DW_ETIMEDOUT;
 	}
 	return DW_OK;
@@ -305,8 +309,8 @@ dw_accept_workers(int n, int timeout_ms, int *ids)
 	if (dial.fd < 0)
 		return rt_set_err(0, "not listening: call dw_listen first"),
 		       -DW_ESTATE;
-	struct dial_launch D = {.timeout_ms = timeout_ms > 0 ? timeout_ms
-							    : 60000};
+	struct dial_launch D = {.timeout_ms =
+	                            timeout_ms > 0 ? timeout_ms : 60000};
 	dw_manager m = {.name = "dial-in", .launch = dial_launch, .self = &D};
 	return dw_addprocs_with(&m, n, ids);
 }

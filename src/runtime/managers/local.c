@@ -44,7 +44,7 @@ struct spawn {
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 lm_child(struct local *L, int in[2], int out[2], int err[2], int ep[2],
-	 pid_t parent)
+         pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -100,7 +100,7 @@ lm_spawn(void *arg)
 		waitpid(pid, NULL, 0);
 		s->err = e == ENOENT ? DW_ENOENT : DW_EIO;
 		snprintf(s->why, sizeof s->why, "cannot run '%.200s': %s",
-			 s->L->exe, strerror(e));
+		         s->L->exe, strerror(e));
 		goto fail;
 	}
 	close(in[0]), close(out[1]), close(er[1]), close(ep[0]);
@@ -186,8 +186,7 @@ lm_read_addr(int fd, uint64_t deadline, char *line, size_t len)
 	while (n + 1 < len) {
 		uint64_t now = rt_now_ms();
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (now >= deadline ||
-		    poll(&p, 1, (int)(deadline - now)) == 0)
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
 			return -2;
 		ssize_t r = read(fd, line + n, 1);
 		if (r < 0 && errno == EINTR)
@@ -234,16 +233,19 @@ lm_describe_exit(struct spawn *s, char *why, size_t len)
 	if (got) {
 		s->pid = -1;
 		if (WIFEXITED(st))
-			snprintf(why, len, "exited with status %d before "
-					   "printing its address",
-				 WEXITSTATUS(st));
+			snprintf(why, len,
+			         "exited with status %d before "
+			         "printing its address",
+			         WEXITSTATUS(st));
 		else
-			snprintf(why, len, "killed by signal %d before "
-					   "printing its address",
-				 WTERMSIG(st));
+			snprintf(why, len,
+			         "killed by signal %d before "
+			         "printing its address",
+			         WTERMSIG(st));
 	} else {
-		snprintf(why, len, "closed its stdout before printing its "
-				   "address");
+		snprintf(why, len,
+		         "closed its stdout before printing its "
+		         "address");
 	}
 }
 
@@ -271,9 +273,12 @@ lm_join(struct local *L, struct spawn *s, int id, dw_launch *l)
 	char line[512], why[300];
 	const char *ck = dw_launch_cookie(l);
 	struct lw *w = malloc(sizeof *w);
-	dw_worker_config wc = {.id = id, .fd = -1, .pid = s->pid,
-			       .out_fd = s->out_fd, .err_fd = s->err_fd,
-			       .data = w};
+	dw_worker_config wc = {.id = id,
+	                       .fd = -1,
+	                       .pid = s->pid,
+	                       .out_fd = s->out_fd,
+	                       .err_fd = s->err_fd,
+	                       .data = w};
 	if (!w) {
 		lm_signal(s->pid, SIGKILL);
 		lm_reap(s->pid, 0);
@@ -292,17 +297,19 @@ lm_join(struct local *L, struct spawn *s, int id, dw_launch *l)
 		return;
 	}
 	if (r == -2)
-		snprintf(why, sizeof why, "printed no address line within %d "
-					  "ms",
-			 L->o.launch_timeout_ms);
+		snprintf(why, sizeof why,
+		         "printed no address line within %d "
+		         "ms",
+		         L->o.launch_timeout_ms);
 	else if (r == -1)
 		lm_describe_exit(s, why, sizeof why);
 	else
-		snprintf(why, sizeof why, "printed '%.200s' instead of its "
-					  "address",
-			 line);
+		snprintf(why, sizeof why,
+		         "printed '%.200s' instead of its "
+		         "address",
+		         line);
 	cl_launch_error(l, r == -2 ? DW_ETIMEDOUT : DW_EPROTO, "worker %d %s",
-			id, why);
+	                id, why);
 	if (s->pid < 0)
 		w->pid = -1;
 	lm_kill(NULL, &wc);
@@ -326,8 +333,8 @@ lm_launch(void *self, int n, dw_launch *l)
 			struct spawn *sp = &s[base + i];
 			if (sp->err)
 				cl_launch_error(l, sp->err, "worker %d: %s",
-						dw_launch_id(l, base + i),
-						sp->why);
+				                dw_launch_id(l, base + i),
+				                sp->why);
 			else
 				lm_join(L, sp, dw_launch_id(l, base + i), l);
 		}
@@ -384,10 +391,14 @@ dw_addprocs(int n, const dw_local_options *opts, int *ids)
 		free(L.envp);
 		return rt_set_err(0, "cannot prepare the launch"), -err;
 	}
-	dw_manager m = {.name = "local", .launch = lm_launch,
-			.manage = lm_manage, .kill = lm_kill, .self = &L};
-	int tmp[256], *got = ids ? ids : (n <= 256 ? tmp : malloc(sizeof(int) *
-							       (size_t)n));
+	dw_manager m = {.name = "local",
+	                .launch = lm_launch,
+	                .manage = lm_manage,
+	                .kill = lm_kill,
+	                .self = &L};
+	int tmp[256],
+	    *got =
+	        ids ? ids : (n <= 256 ? tmp : malloc(sizeof(int) * (size_t)n));
 	int r = got ? dw_addprocs_with(&m, n, got) : -DW_ENOMEM;
 	if (r > 0 && r < n && opts && opts->remove_partial) {
 		dw_rmprocs(got, r, 2000);

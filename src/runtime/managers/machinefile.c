@@ -17,7 +17,7 @@ mf_fail(char *why, size_t whylen, const char *fmt, const char *s, size_t n)
 	if (why && whylen) {
 		char tok[80];
 		snprintf(tok, sizeof tok, "%.*s%s", n > 60 ? 60 : (int)n, s,
-			 n > 60 ? "..." : "");
+		         n > 60 ? "..." : "");
 		snprintf(why, whylen, fmt, tok);
 	}
 	return -1;
@@ -32,8 +32,7 @@ mf_name_char(int c)
 static int
 mf_v6_char(int c)
 {
-	return isxdigit(c) || c == ':' || c == '.' || c == '%' ||
-	       isalnum(c);
+	return isxdigit(c) || c == ':' || c == '.' || c == '%' || isalnum(c);
 }
 
 /* A decimal number in [lo, hi]; -1 when it is not one. */
@@ -57,9 +56,8 @@ mf_number(const char *s, size_t n, long lo, long hi)
  * none).  Returns 0 or -1 with why.
  */
 static int
-mf_host_port(const char *s, size_t n, char *out, size_t outlen,
-	     const char **ps, size_t *pn, const char *what, char *why,
-	     size_t whylen)
+mf_host_port(const char *s, size_t n, char *out, size_t outlen, const char **ps,
+             size_t *pn, const char *what, char *why, size_t whylen)
 {
 	const char *h = s, *colon = NULL;
 	size_t hn;
@@ -73,27 +71,27 @@ mf_host_port(const char *s, size_t n, char *out, size_t outlen,
 		size_t rest = n - (size_t)(close + 1 - s);
 		if (rest && close[1] != ':')
 			return mf_fail(why, whylen,
-				       "'%s': expected ':port' after ']'", s,
-				       n);
+			               "'%s': expected ':port' after ']'", s,
+			               n);
 		if (rest)
 			colon = close + 1;
 		for (size_t i = 0; i < hn; i++)
 			if (!mf_v6_char((unsigned char)h[i]))
 				return mf_fail(why, whylen,
-					       "'%s': not an IPv6 address", s,
-					       n);
+				               "'%s': not an IPv6 address", s,
+				               n);
 		if (hn == 0 || !memchr(h, ':', hn))
 			return mf_fail(why, whylen,
-				       "'%s': brackets hold an IPv6 address",
-				       s, n);
+			               "'%s': brackets hold an IPv6 address", s,
+			               n);
 	} else {
 		colon = memchr(s, ':', n);
 		hn = colon ? (size_t)(colon - s) : n;
 		if (colon && memchr(colon + 1, ':', n - hn - 1))
 			return mf_fail(why, whylen,
-				       "'%s': an IPv6 address goes in "
-				       "brackets",
-				       s, n);
+			               "'%s': an IPv6 address goes in "
+			               "brackets",
+			               s, n);
 		if (hn == 0) {
 			char msg[64];
 			snprintf(msg, sizeof msg, "'%%s': no %s", what);
@@ -101,15 +99,15 @@ mf_host_port(const char *s, size_t n, char *out, size_t outlen,
 		}
 		if (h[0] == '-')
 			return mf_fail(why, whylen,
-				       "'%s': a host name cannot start with "
-				       "'-'",
-				       s, n);
+			               "'%s': a host name cannot start with "
+			               "'-'",
+			               s, n);
 		for (size_t i = 0; i < hn; i++)
 			if (!mf_name_char((unsigned char)h[i]))
 				return mf_fail(why, whylen,
-					       "'%s': bad character in the "
-					       "host name",
-					       s, n);
+				               "'%s': bad character in the "
+				               "host name",
+				               s, n);
 	}
 	if (hn >= outlen)
 		return mf_fail(why, whylen, "'%s': host name too long", s, n);
@@ -126,7 +124,7 @@ mf_host_port(const char *s, size_t n, char *out, size_t outlen,
 
 int
 mf_parse_dest(const char *s, size_t n, struct mf_host *h, char *why,
-	      size_t whylen)
+              size_t whylen)
 {
 	const char *at = memchr(s, '@', n);
 	h->user[0] = 0;
@@ -135,13 +133,13 @@ mf_parse_dest(const char *s, size_t n, struct mf_host *h, char *why,
 		size_t un = (size_t)(at - s);
 		if (un == 0 || un >= sizeof h->user || s[0] == '-')
 			return mf_fail(why, whylen, "'%s': bad user name", s,
-				       n);
+			               n);
 		for (size_t i = 0; i < un; i++)
 			if (!mf_name_char((unsigned char)s[i]))
 				return mf_fail(why, whylen,
-					       "'%s': bad character in the "
-					       "user name",
-					       s, n);
+				               "'%s': bad character in the "
+				               "user name",
+				               s, n);
 		memcpy(h->user, s, un);
 		h->user[un] = 0;
 		n -= un + 1;
@@ -149,32 +147,32 @@ mf_parse_dest(const char *s, size_t n, struct mf_host *h, char *why,
 	}
 	const char *ps;
 	size_t pn;
-	if (mf_host_port(s, n, h->host, sizeof h->host, &ps, &pn, "host",
-			 why, whylen) < 0)
+	if (mf_host_port(s, n, h->host, sizeof h->host, &ps, &pn, "host", why,
+	                 whylen) < 0)
 		return -1;
 	if (pn && (h->port = (int)mf_number(ps, pn, 1, 65535)) < 0)
 		return mf_fail(why, whylen,
-			       "'%s': the port is not a number from 1 to "
-			       "65535",
-			       s, n);
+		               "'%s': the port is not a number from 1 to "
+		               "65535",
+		               s, n);
 	return 0;
 }
 
 int
 mf_parse_bind(const char *s, size_t n, struct mf_host *h, char *why,
-	      size_t whylen)
+              size_t whylen)
 {
 	const char *ps;
 	size_t pn;
 	h->bind_port = 0;
 	if (mf_host_port(s, n, h->bind, sizeof h->bind, &ps, &pn,
-			 "bind address", why, whylen) < 0)
+	                 "bind address", why, whylen) < 0)
 		return -1;
 	if (pn && (h->bind_port = (int)mf_number(ps, pn, 1, 65535)) < 0)
 		return mf_fail(why, whylen,
-			       "'%s': the bind port is not a number from 1 "
-			       "to 65535",
-			       s, n);
+		               "'%s': the bind port is not a number from 1 "
+		               "to 65535",
+		               s, n);
 	return 0;
 }
 
@@ -195,8 +193,7 @@ mf_token(const char *s, size_t n, size_t *i, const char **tok)
 }
 
 static int
-mf_count(const char *s, size_t n, struct mf_host *h, char *why,
-	 size_t whylen)
+mf_count(const char *s, size_t n, struct mf_host *h, char *why, size_t whylen)
 {
 	if (n == 4 && !memcmp(s, "auto", 4)) {
 		h->count = DW_AUTO;
@@ -206,9 +203,9 @@ mf_count(const char *s, size_t n, struct mf_host *h, char *why,
 	if (c < 0) {
 		char msg[96];
 		snprintf(msg, sizeof msg,
-			 "'%%s': the count is not a number from 1 to %d or "
-			 "'auto'",
-			 MF_COUNT_MAX);
+		         "'%%s': the count is not a number from 1 to %d or "
+		         "'auto'",
+		         MF_COUNT_MAX);
 		return mf_fail(why, whylen, msg, s, n);
 	}
 	h->count = (int)c;
@@ -217,7 +214,7 @@ mf_count(const char *s, size_t n, struct mf_host *h, char *why,
 
 int
 mf_parse_line(const char *s, size_t n, struct mf_host *h, char *why,
-	      size_t whylen)
+              size_t whylen)
 {
 	size_t i = 0;
 	const char *tok = NULL, *extra = NULL;
@@ -225,13 +222,13 @@ mf_parse_line(const char *s, size_t n, struct mf_host *h, char *why,
 	h->count = 1;
 	if (n > MF_LINE_MAX)
 		return mf_fail(why, whylen, "line too long (%s bytes max)",
-			       "4096", 4);
+		               "4096", 4);
 	for (size_t k = 0; k < n; k++)
 		if (((unsigned char)s[k] < 0x20 && s[k] != '\t' &&
 		     s[k] != '\r') ||
 		    s[k] == 0x7f)
-			return mf_fail(why, whylen, "%scontrol character",
-				       "", 0);
+			return mf_fail(why, whylen, "%scontrol character", "",
+			               0);
 	size_t tn = mf_token(s, n, &i, &tok);
 	if (tn == 0)
 		return 0;
@@ -243,7 +240,7 @@ mf_parse_line(const char *s, size_t n, struct mf_host *h, char *why,
 		tok = star + 1;
 		if (tn == 0)
 			return mf_fail(why, whylen, "%sno host after the count",
-				       "", 0);
+			               "", 0);
 	}
 	if (mf_parse_dest(tok, tn, h, why, whylen) < 0)
 		return -1;
@@ -253,14 +250,14 @@ mf_parse_line(const char *s, size_t n, struct mf_host *h, char *why,
 	size_t en = mf_token(s, n, &i, &extra);
 	if (en)
 		return mf_fail(why, whylen,
-			       "'%s': unexpected text after the bind address",
-			       extra, en);
+		               "'%s': unexpected text after the bind address",
+		               extra, en);
 	return 1;
 }
 
 int
-mf_parse(const char *text, size_t len, const char *name,
-	 struct mf_host **hosts, int *n, char *why, size_t whylen)
+mf_parse(const char *text, size_t len, const char *name, struct mf_host **hosts,
+         int *n, char *why, size_t whylen)
 {
 	struct mf_host *v = NULL, h;
 	int cap = 0, count = 0, line = 0;
@@ -278,7 +275,7 @@ mf_parse(const char *text, size_t len, const char *name,
 		if (r < 0 || count >= MF_HOSTS_MAX) {
 			if (r > 0)
 				snprintf(lwhy, sizeof lwhy,
-					 "more than %d hosts", MF_HOSTS_MAX);
+				         "more than %d hosts", MF_HOSTS_MAX);
 			snprintf(why, whylen, "%s:%d: %s", name, line, lwhy);
 			free(v);
 			return -1;
@@ -289,7 +286,7 @@ mf_parse(const char *text, size_t len, const char *name,
 			if (!nv) {
 				free(v);
 				snprintf(why, whylen, "%s: out of memory",
-					 name);
+				         name);
 				return -1;
 			}
 			v = nv, cap = nc;
@@ -307,13 +304,13 @@ mf_parse(const char *text, size_t len, const char *name,
 
 int
 mf_read(const char *path, struct mf_host **hosts, int *n, char *why,
-	size_t whylen)
+        size_t whylen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		int e = errno;
-		snprintf(why, whylen, "cannot open machine file '%s': %s",
-			 path, strerror(e));
+		snprintf(why, whylen, "cannot open machine file '%s': %s", path,
+		         strerror(e));
 		return dw_err_from_errno(e);
 	}
 	char *buf = malloc(MF_FILE_MAX + 1);
@@ -325,10 +322,10 @@ mf_read(const char *path, struct mf_host **hosts, int *n, char *why,
 		snprintf(why, whylen, "%s: out of memory", path), r = DW_ENOMEM;
 	else if (bad)
 		snprintf(why, whylen, "cannot read machine file '%s'", path),
-			r = DW_EIO;
+		    r = DW_EIO;
 	else if (got > MF_FILE_MAX)
 		snprintf(why, whylen, "%s: larger than %u bytes", path,
-			 MF_FILE_MAX);
+		         MF_FILE_MAX);
 	else if (mf_parse(buf, got, path, hosts, n, why, whylen) == 0)
 		r = DW_OK;
 	free(buf);

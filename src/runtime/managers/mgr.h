@@ -14,10 +14,10 @@
 
 /* ---- host specs and machine files (machinefile.c) ---- */
 
-#define MF_COUNT_MAX 4096   /* workers on one host */
-#define MF_LINE_MAX 4096    /* bytes of one machine-file line */
-#define MF_HOSTS_MAX 65536  /* lines of one machine file */
-#define MF_FILE_MAX (16u << 20)
+#define MF_COUNT_MAX 4096  /* workers on one host */
+#define MF_LINE_MAX  4096  /* bytes of one machine-file line */
+#define MF_HOSTS_MAX 65536 /* lines of one machine file */
+#define MF_FILE_MAX  (16u << 20)
 
 /* One host: "[count*][user@]host[:port] [bind_addr[:port]]". */
 struct mf_host {
@@ -36,28 +36,28 @@ struct mf_host {
  * IPv6 addresses go in brackets.
  */
 int mf_parse_dest(const char *s, size_t len, struct mf_host *h, char *why,
-		  size_t whylen);
+                  size_t whylen);
 /* Parses "addr[:port]" into h->bind, h->bind_port; 0 or -1. */
 int mf_parse_bind(const char *s, size_t len, struct mf_host *h, char *why,
-		  size_t whylen);
+                  size_t whylen);
 /*
  * Parses one machine-file line (without its newline).  Returns 1 with *h
  * filled, 0 for a blank or comment line, -1 with the reason in why.
  */
 int mf_parse_line(const char *s, size_t len, struct mf_host *h, char *why,
-		  size_t whylen);
+                  size_t whylen);
 /*
  * Parses a whole machine file held in memory.  On success returns 0 and
  * *hosts (malloc'd, free it) holds *n hosts.  On a malformed line returns
  * -1 with "NAME:LINE: reason" in why.  An empty file is an error.
  */
 int mf_parse(const char *text, size_t len, const char *name,
-	     struct mf_host **hosts, int *n, char *why, size_t whylen);
+             struct mf_host **hosts, int *n, char *why, size_t whylen);
 /* Reads and parses the file at path.  Returns DW_OK, DW_EFORMAT for a
  * malformed or empty file, or the error of opening or reading it; why
  * names the file. */
 int mf_read(const char *path, struct mf_host **hosts, int *n, char *why,
-	    size_t whylen);
+            size_t whylen);
 
 /* ---- starting processes (proc.c) ---- */
 
@@ -75,7 +75,7 @@ struct mp_proc {
  * lifetime.  Returns DW_OK, or the error with p->why naming it.
  */
 int mp_spawn(struct mp_proc *p, char *const argv[], char *const envp[],
-	     const char *dir);
+             const char *dir);
 /* As mp_spawn, with sock as the child's stdin and stdout (the caller
  * keeps its own descriptor); only stderr is a pipe. */
 int mp_spawn_sock(struct mp_proc *p, char *const argv[], int sock);

@@ -42,7 +42,7 @@ mp_close_pair(int p[2])
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 mp_child(struct mp_spawn_arg *a, int in[2], int out[2], int er[2], int ep[2],
-	 pid_t parent)
+         pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -96,7 +96,7 @@ mp_spawn_io(void *arg)
 		waitpid(pid, NULL, 0);
 		p->err = e == ENOENT ? DW_ENOENT : DW_EIO;
 		snprintf(p->why, sizeof p->why, "cannot run '%.200s': %s",
-			 a->argv[0], strerror(e));
+		         a->argv[0], strerror(e));
 		goto fail;
 	}
 	if (pipes)
@@ -136,16 +136,16 @@ mp_which(const char *name, char *out, size_t len)
 
 static int
 mp_start(struct mp_proc *p, char *const argv[], char *const envp[],
-	 const char *dir, int sock)
+         const char *dir, int sock)
 {
-	*p = (struct mp_proc){.pid = -1, .in_fd = -1, .out_fd = -1,
-			      .err_fd = -1};
-	struct mp_spawn_arg a = {.p = p, .argv = argv, .envp = envp,
-				 .dir = dir, .sock = sock};
+	*p = (struct mp_proc){
+	    .pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
+	struct mp_spawn_arg a = {
+	    .p = p, .argv = argv, .envp = envp, .dir = dir, .sock = sock};
 	if (mp_which(argv[0], a.path, sizeof a.path) < 0) {
 		p->err = DW_ENOENT;
 		snprintf(p->why, sizeof p->why,
-			 "cannot run '%.200s': not found in PATH", argv[0]);
+		         "cannot run '%.200s': not found in PATH", argv[0]);
 		return p->err;
 	}
 	loop_run(mp_spawn_io, &a);
@@ -154,7 +154,7 @@ mp_start(struct mp_proc *p, char *const argv[], char *const envp[],
 
 int
 mp_spawn(struct mp_proc *p, char *const argv[], char *const envp[],
-	 const char *dir)
+         const char *dir)
 {
 	return mp_start(p, argv, envp, dir, -1);
 }
@@ -279,8 +279,8 @@ mp_tail(int fd, int ms, char *buf, size_t len)
 			break;
 		n += (size_t)r;
 	}
-	while (n && (all[n - 1] == '\n' || all[n - 1] == '\r' ||
-		     all[n - 1] == ' '))
+	while (n &&
+	       (all[n - 1] == '\n' || all[n - 1] == '\r' || all[n - 1] == ' '))
 		n--;
 	all[n] = 0;
 	char *last = strrchr(all, '\n');

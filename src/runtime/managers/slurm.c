@@ -22,10 +22,10 @@
 /* One srun job step, shared by its workers. */
 struct step {
 	pthread_mutex_t lock;
-	int refs;          /* workers still held, plus the launch */
-	struct mp_proc p;  /* srun */
+	int refs;         /* workers still held, plus the launch */
+	struct mp_proc p; /* srun */
 	int n;
-	int *task_wid;     /* task -> worker id (0: none) */
+	int *task_wid; /* task -> worker id (0: none) */
 	pthread_t fwd;
 	int fwd_started;
 };
@@ -80,22 +80,23 @@ sl_forward(void *arg)
 	} in[2] = {{st->p.out_fd, 0, ""}, {st->p.err_fd, 0, ""}};
 	for (int open = 2; open > 0;) {
 		struct pollfd p[2] = {{.fd = in[0].fd, .events = POLLIN},
-				      {.fd = in[1].fd, .events = POLLIN}};
+		                      {.fd = in[1].fd, .events = POLLIN}};
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
 		for (int k = 0; k < 2; k++) {
 			if (in[k].fd < 0 || !p[k].revents)
 				continue;
 			ssize_t r = read(in[k].fd, in[k].buf + in[k].n,
-					 sizeof in[k].buf - 1 - in[k].n);
+			                 sizeof in[k].buf - 1 - in[k].n);
 			if (r <= 0) {
 				in[k].fd = -1, open--;
 				continue;
 			}
 			in[k].n += (size_t)r;
 			char *s = in[k].buf, *nl;
-			while ((nl = memchr(s, '\n', in[k].n -
-							(size_t)(s - in[k].buf)))) {
+			while (
+			    (nl = memchr(s, '\n',
+			                 in[k].n - (size_t)(s - in[k].buf)))) {
 				*nl = 0;
 				sl_emit(st, s, k);
 				s = nl + 1;
@@ -126,7 +127,7 @@ sl_step_release(struct step *st)
 		close(st->p.in_fd); /* workers not yet joined give up */
 	st->p.in_fd = -1;
 	if (st->p.pid > 0 && mp_reap(st->p.pid, 3000) < 0) /* srun waits
-								for its tasks */
+	                                                        for its tasks */
 		rt_log("srun did not end with its workers; killed");
 	if (st->fwd_started)
 		pthread_join(st->fwd, NULL);
@@ -185,9 +186,9 @@ sl_argv(struct sl *S, int n, char **v, int max)
 		ADD(S->o.srun_flags[i]);
 	/* the shell prints nothing; it only picks the node's name */
 	snprintf(S->script, sizeof S->script,
-		 "exec \"$0\" --dwork-worker --dwork-bind %s "
-		 "--dwork-executors %s \"$@\"",
-		 S->bind, S->execs);
+	         "exec \"$0\" --dwork-worker --dwork-bind %s "
+	         "--dwork-executors %s \"$@\"",
+	         S->bind, S->execs);
 	ADD("/bin/sh");
 	ADD("-c");
 	ADD(S->script);
@@ -213,8 +214,8 @@ sl_why(struct step *st, const char *other, char *why, size_t len, int ended)
 		snprintf(how, sizeof how, "is still running");
 	}
 	snprintf(why, len, "srun %s%s%s%s%s", how, tail[0] ? ": " : "", tail,
-		 !tail[0] && other[0] ? "; a task printed: " : "",
-		 !tail[0] ? other : "");
+	         !tail[0] && other[0] ? "; a task printed: " : "",
+	         !tail[0] ? other : "");
 }
 
 static int
@@ -234,8 +235,8 @@ sl_launch(void *self, int n, dw_launch *l)
 	    mp_spawn(&st->p, argv, NULL, NULL) != DW_OK) {
 		int e = st->p.err ? st->p.err : DW_EINVAL;
 		cl_launch_error(l, e, "%s",
-				st->p.why[0] ? st->p.why
-					     : "too many srun arguments");
+		                st->p.why[0] ? st->p.why
+		                             : "too many srun arguments");
 		sl_step_release(st);
 		return e;
 	}
@@ -250,10 +251,11 @@ sl_launch(void *self, int n, dw_launch *l)
 			sl_why(st, other, why, sizeof why, r == -1);
 			err = r == -2 ? DW_ETIMEDOUT : DW_EIO;
 			if (r == -2)
-				cl_launch_error(l, err, "%d of %d address lines "
-						"within %d ms; %s",
-						got, n, S->o.launch_timeout_ms,
-						why);
+				cl_launch_error(l, err,
+				                "%d of %d address lines "
+				                "within %d ms; %s",
+				                got, n, S->o.launch_timeout_ms,
+				                why);
 			else
 				cl_launch_error(l, err, "%s", why);
 			break;
@@ -261,8 +263,11 @@ sl_launch(void *self, int n, dw_launch *l)
 		const char *text = line;
 		int t = sl_label(line, &text);
 		struct slw *w = malloc(sizeof *w);
-		dw_worker_config wc = {.id = dw_launch_id(l, got), .fd = -1,
-				       .out_fd = -1, .err_fd = -1, .data = w};
+		dw_worker_config wc = {.id = dw_launch_id(l, got),
+		                       .fd = -1,
+		                       .out_fd = -1,
+		                       .err_fd = -1,
+		                       .data = w};
 		if (!w || t < 0 || t >= n ||
 		    mp_parse_addr(text, wc.host, sizeof wc.host, &wc.port)) {
 			snprintf(other, sizeof other, "%.200s", line);
@@ -291,15 +296,15 @@ dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 		       -DW_ESTATE;
 	if (!getenv("SLURM_JOB_ID"))
 		return rt_set_err(0, "not inside a Slurm allocation (no "
-				     "SLURM_JOB_ID): run the master under "
-				     "salloc or sbatch"),
+		                     "SLURM_JOB_ID): run the master under "
+		                     "salloc or sbatch"),
 		       -DW_ESTATE;
 	if (n <= 0) {
 		const char *t = getenv("SLURM_NTASKS");
 		n = t ? atoi(t) : 0;
 		if (n <= 0)
 			return rt_set_err(0, "no worker count given and no "
-					     "SLURM_NTASKS"),
+			                     "SLURM_NTASKS"),
 			       -DW_EINVAL;
 	}
 	struct sl S;
@@ -316,14 +321,16 @@ dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 	/* the node's name as Slurm knows it, unless told otherwise */
 	if (!S.o.bind_addr)
 		snprintf(S.bind, sizeof S.bind,
-			 "\"${SLURMD_NODENAME:-0.0.0.0}\"");
+		         "\"${SLURMD_NODENAME:-0.0.0.0}\"");
 	else if (mp_shell_quote(S.bind, sizeof S.bind, S.o.bind_addr) < 0)
 		return rt_set_err(0, "bind address too long"), -DW_EINVAL;
 	int *got = malloc(sizeof(int) * (size_t)n);
 	if (!got)
 		return -DW_ENOMEM;
-	dw_manager m = {.name = "slurm", .launch = sl_launch,
-			.manage = sl_manage, .self = &S};
+	dw_manager m = {.name = "slurm",
+	                .launch = sl_launch,
+	                .manage = sl_manage,
+	                .self = &S};
 	int r = dw_addprocs_with(&m, n, got);
 	if (r > 0 && r < n && S.o.remove_partial) {
 		char msg[600];

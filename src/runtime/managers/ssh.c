@@ -20,20 +20,20 @@
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
 
-#define SSH_WORDS 64 /* ssh command, default flags, user flags */
+#define SSH_WORDS   64 /* ssh command, default flags, user flags */
 #define SSH_CMD_MAX 16384
 
 /* One launched worker.  It owns copies of everything kill and manage
  * need: they run after dw_addprocs_ssh has returned. */
 struct sw {
-	struct mp_proc p;     /* the ssh that runs the worker */
-	int tunnel_pid;       /* ssh -W, or -1 */
-	int tunnel_err;       /* its stderr */
-	int remote_pid;       /* the worker's pid on its host, or 0 */
+	struct mp_proc p; /* the ssh that runs the worker */
+	int tunnel_pid;   /* ssh -W, or -1 */
+	int tunnel_err;   /* its stderr */
+	int remote_pid;   /* the worker's pid on its host, or 0 */
 	int registered;
-	char **dest_argv;     /* ssh ... -- DEST: to signal the worker */
+	char **dest_argv; /* ssh ... -- DEST: to signal the worker */
 	int dest_argc;
-	char host[330];       /* for messages */
+	char host[330]; /* for messages */
 };
 
 struct ssh_mgr {
@@ -47,8 +47,8 @@ struct ssh_mgr {
 	char exe[PATH_MAX];
 };
 
-static const char *const ssh_defaults[] = {"-T", "-x", "-a", "-o",
-					   "BatchMode=yes", NULL};
+static const char *const ssh_defaults[] = {
+    "-T", "-x", "-a", "-o", "BatchMode=yes", NULL};
 
 /* ---- argv of one ssh ---- */
 
@@ -69,7 +69,7 @@ ab_push(struct argv_b *b, const char *s)
 /* ssh [defaults] [user flags] [-p P] [-l U] [extra...] -- DEST */
 static void
 ssh_argv(const struct ssh_mgr *S, const struct mf_host *h, struct argv_b *b,
-	 const char *const *extra)
+         const char *const *extra)
 {
 	b->n = 0;
 	for (int i = 0; i < S->nwords; i++)
@@ -109,7 +109,7 @@ cmd_add(char *cmd, size_t len, size_t *n, const char *s, int quote)
 	if (*n)
 		cmd[(*n)++] = ' ';
 	int w = quote ? mp_shell_quote(cmd + *n, len - *n, s)
-		      : snprintf(cmd + *n, len - *n, "%s", s);
+	              : snprintf(cmd + *n, len - *n, "%s", s);
 	if (w < 0 || (size_t)w >= len - *n)
 		return -1;
 	*n += (size_t)w;
@@ -123,7 +123,7 @@ cmd_add(char *cmd, size_t len, size_t *n, const char *s, int quote)
  */
 static int
 ssh_command(const struct ssh_mgr *S, const struct mf_host *h, int ord,
-	    char *cmd, size_t len)
+            char *cmd, size_t len)
 {
 	size_t n = 0;
 	char num[32];
@@ -152,7 +152,7 @@ ssh_command(const struct ssh_mgr *S, const struct mf_host *h, int ord,
 		e |= cmd_add(cmd, len, &n, "\"${3:-0.0.0.0}\"", 0);
 	if (h->bind_port) {
 		snprintf(num, sizeof num, "--dwork-port %d",
-			 h->bind_port + ord);
+		         h->bind_port + ord);
 		e |= cmd_add(cmd, len, &n, num, 0);
 	}
 	snprintf(num, sizeof num, "--dwork-executors %d", rt.opts.executors);
@@ -182,7 +182,7 @@ ssh_detached(struct sw *w, const char *cmd)
 		for (const char *d = pe ? pe : "/usr/bin:/bin"; *d;) {
 			size_t k = strcspn(d, ":");
 			snprintf(path, sizeof path, "%.*s/%s", (int)k, d,
-				 argv[0]);
+			         argv[0]);
 			if (access(path, X_OK) == 0)
 				break;
 			path[0] = 0;
@@ -220,9 +220,9 @@ ssh_remote_signal(struct sw *w, const char *sig)
 		return;
 	char cmd[256];
 	snprintf(cmd, sizeof cmd,
-		 "grep -q -- --dwork-worker /proc/%d/cmdline 2>/dev/null && "
-		 "kill -%s %d",
-		 w->remote_pid, sig, w->remote_pid);
+	         "grep -q -- --dwork-worker /proc/%d/cmdline 2>/dev/null && "
+	         "kill -%s %d",
+	         w->remote_pid, sig, w->remote_pid);
 	ssh_detached(w, cmd);
 }
 
@@ -294,14 +294,14 @@ sw_new(const struct ssh_mgr *S, const struct mf_host *h)
 	struct sw *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
-	w->p = (struct mp_proc){.pid = -1, .in_fd = -1, .out_fd = -1,
-				.err_fd = -1};
+	w->p = (struct mp_proc){
+	    .pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
 	w->tunnel_pid = -1;
 	w->tunnel_err = -1;
 	ssh_host_name(h, w->host, sizeof w->host);
 	struct argv_b b;
-	ssh_argv(S, h, &b, (const char *const[]){"-o", "ConnectTimeout=10",
-						 NULL});
+	ssh_argv(S, h, &b,
+	         (const char *const[]){"-o", "ConnectTimeout=10", NULL});
 	w->dest_argv = calloc((size_t)b.n + 1, sizeof *w->dest_argv);
 	for (int i = 0; w->dest_argv && i < b.n; i++)
 		if ((w->dest_argv[i] = strdup(b.v[i])))
@@ -319,7 +319,7 @@ ssh_start(struct ssh_mgr *S, int i, struct sw *w, const char *cookie)
 		free(cmd);
 		w->p.err = DW_EINVAL;
 		snprintf(w->p.why, sizeof w->p.why,
-			 "the remote command is too long");
+		         "the remote command is too long");
 		return;
 	}
 	ssh_argv(S, h, &b, NULL);
@@ -345,15 +345,15 @@ ssh_why_ended(struct sw *w, const char *last_out, char *why, size_t len)
 	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 255)
 		snprintf(how, sizeof how, "ssh failed (status 255)");
 	snprintf(why, len, "%s before printing its address%s%s%s%s", how,
-		 tail[0] ? ": " : "", tail,
-		 !tail[0] && last_out[0] ? "; it printed: " : "",
-		 !tail[0] ? last_out : "");
+	         tail[0] ? ": " : "", tail,
+	         !tail[0] && last_out[0] ? "; it printed: " : "",
+	         !tail[0] ? last_out : "");
 }
 
 /* Reads the pid line and the address line. */
 static int
 ssh_read_addr(struct ssh_mgr *S, struct sw *w, dw_worker_config *wc,
-	      uint64_t deadline, char *why, size_t len)
+              uint64_t deadline, char *why, size_t len)
 {
 	char line[512], other[256] = "";
 	for (int lines = 0; lines < 256; lines++) {
@@ -362,9 +362,9 @@ ssh_read_addr(struct ssh_mgr *S, struct sw *w, dw_worker_config *wc,
 			char tail[300];
 			mp_tail(w->p.err_fd, 0, tail, sizeof tail);
 			snprintf(why, len,
-				 "printed no address line within %d ms%s%s",
-				 S->o.launch_timeout_ms, tail[0] ? ": " : "",
-				 tail);
+			         "printed no address line within %d ms%s%s",
+			         S->o.launch_timeout_ms, tail[0] ? ": " : "",
+			         tail);
 			return DW_ETIMEDOUT;
 		}
 		if (r == -1) {
@@ -373,8 +373,8 @@ ssh_read_addr(struct ssh_mgr *S, struct sw *w, dw_worker_config *wc,
 		}
 		if (sscanf(line, "dwork-remote-pid %d", &w->remote_pid) == 1)
 			continue;
-		if (mp_parse_addr(line, wc->host, sizeof wc->host,
-				  &wc->port) == 0)
+		if (mp_parse_addr(line, wc->host, sizeof wc->host, &wc->port) ==
+		    0)
 			return DW_OK;
 		snprintf(other, sizeof other, "%.200s", line);
 	}
@@ -386,7 +386,7 @@ ssh_read_addr(struct ssh_mgr *S, struct sw *w, dw_worker_config *wc,
  * worker's connection. */
 static int
 ssh_tunnel(struct ssh_mgr *S, const struct mf_host *h, struct sw *w,
-	   dw_worker_config *wc, char *why, size_t len)
+           dw_worker_config *wc, char *why, size_t len)
 {
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -394,9 +394,9 @@ ssh_tunnel(struct ssh_mgr *S, const struct mf_host *h, struct sw *w,
 		return DW_ESYS;
 	}
 	char target[300];
-	snprintf(target, sizeof target, strchr(wc->host, ':') ? "[%s]:%d"
-							     : "%s:%d",
-		 wc->host, wc->port);
+	snprintf(target, sizeof target,
+	         strchr(wc->host, ':') ? "[%s]:%d" : "%s:%d", wc->host,
+	         wc->port);
 	struct argv_b b;
 	ssh_argv(S, h, &b, (const char *const[]){"-W", target, NULL});
 	struct mp_proc t;
@@ -415,14 +415,17 @@ ssh_tunnel(struct ssh_mgr *S, const struct mf_host *h, struct sw *w,
 
 static void
 ssh_join(struct ssh_mgr *S, int i, struct sw *w, dw_launch *l,
-	 uint64_t deadline)
+         uint64_t deadline)
 {
 	const struct mf_host *h = &S->hosts[S->slot_host[i]];
 	int id = dw_launch_id(l, i);
 	char why[500];
-	dw_worker_config wc = {.id = id, .fd = -1, .pid = 0,
-			       .out_fd = w->p.out_fd, .err_fd = w->p.err_fd,
-			       .data = w};
+	dw_worker_config wc = {.id = id,
+	                       .fd = -1,
+	                       .pid = 0,
+	                       .out_fd = w->p.out_fd,
+	                       .err_fd = w->p.err_fd,
+	                       .data = w};
 	int err = w->p.err;
 	if (err != DW_OK)
 		snprintf(why, sizeof why, "%s", w->p.why);
@@ -462,14 +465,14 @@ ssh_launch(void *self, int n, dw_launch *l)
 				ssh_start(S, i, ws[i], dw_launch_cookie(l));
 		}
 		uint64_t deadline =
-			rt_now_ms() + (uint64_t)S->o.launch_timeout_ms;
+		    rt_now_ms() + (uint64_t)S->o.launch_timeout_ms;
 		for (int i = base; i < base + k; i++) {
 			if (ws[i])
 				ssh_join(S, i, ws[i], l, deadline);
 			else
 				cl_launch_error(l, DW_ENOMEM,
-						"worker %d: out of memory",
-						dw_launch_id(l, i));
+				                "worker %d: out of memory",
+				                dw_launch_id(l, i));
 		}
 	}
 	free(ws);
@@ -480,15 +483,15 @@ ssh_launch(void *self, int n, dw_launch *l)
 
 static int
 ssh_count_cores(struct ssh_mgr *S, struct mf_host *hs, int nh, char *why,
-		size_t len)
+                size_t len)
 {
 	struct mp_proc *p = calloc((size_t)nh, sizeof *p);
 	if (!p)
 		return DW_ENOMEM;
 	int err = DW_OK;
 	for (int i = 0; i < nh; i++) {
-		p[i] = (struct mp_proc){.pid = -1, .in_fd = -1, .out_fd = -1,
-					.err_fd = -1};
+		p[i] = (struct mp_proc){
+		    .pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
 		if (hs[i].count != DW_AUTO)
 			continue;
 		struct argv_b b;
@@ -511,9 +514,9 @@ ssh_count_cores(struct ssh_mgr *S, struct mf_host *hs, int nh, char *why,
 			ssh_host_name(&hs[i], name, sizeof name);
 			if (err == DW_OK)
 				snprintf(why, len,
-					 "host %s: cannot count its cores%s%s",
-					 name, p[i].err || tail[0] ? ": " : "",
-					 p[i].err ? p[i].why : tail);
+				         "host %s: cannot count its cores%s%s",
+				         name, p[i].err || tail[0] ? ": " : "",
+				         p[i].err ? p[i].why : tail);
 			err = p[i].err ? p[i].err : DW_EIO;
 		}
 		hs[i].count = c;
@@ -579,8 +582,11 @@ ssh_run(struct ssh_mgr *S, struct mf_host *hs, int nh, int *ids, int max_ids)
 	for (int i = 0, k = 0; i < nh; i++)
 		for (int j = 0; j < hs[i].count; j++, k++)
 			S->slot_host[k] = i, S->slot_ord[k] = j;
-	dw_manager m = {.name = "ssh", .launch = ssh_launch,
-			.manage = ssh_manage, .kill = ssh_kill, .self = S};
+	dw_manager m = {.name = "ssh",
+	                .launch = ssh_launch,
+	                .manage = ssh_manage,
+	                .kill = ssh_kill,
+	                .self = S};
 	int r = dw_addprocs_with(&m, n, got);
 	if (r > 0 && r < n && S->o.remove_partial) {
 		char msg[600];
@@ -605,7 +611,7 @@ ssh_release(struct ssh_mgr *S)
 
 DW_API int
 dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
-		const dw_ssh_options *opts, int *ids, int max_ids)
+                const dw_ssh_options *opts, int *ids, int max_ids)
 {
 	if (!hosts || nhosts <= 0)
 		return rt_set_err(0, "no host to launch on"), -DW_EINVAL;
@@ -617,16 +623,15 @@ dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
 		const char *d = hosts[i].host ? hosts[i].host : "";
 		const char *b = hosts[i].bind;
 		if (mf_parse_dest(d, strlen(d), &hs[i], why, sizeof why) < 0 ||
-		    (b && mf_parse_bind(b, strlen(b), &hs[i], why,
-					sizeof why) < 0) ||
-		    hosts[i].count < DW_AUTO ||
-		    hosts[i].count > MF_COUNT_MAX) {
+		    (b && mf_parse_bind(b, strlen(b), &hs[i], why, sizeof why) <
+		              0) ||
+		    hosts[i].count < DW_AUTO || hosts[i].count > MF_COUNT_MAX) {
 			if (hosts[i].count < DW_AUTO ||
 			    hosts[i].count > MF_COUNT_MAX)
 				snprintf(why, sizeof why,
-					 "the count %d is not from 1 to %d "
-					 "or DW_AUTO",
-					 hosts[i].count, MF_COUNT_MAX);
+				         "the count %d is not from 1 to %d "
+				         "or DW_AUTO",
+				         hosts[i].count, MF_COUNT_MAX);
 			rt_set_err(0, "host %d: %s", i, why);
 			free(hs);
 			return -DW_EINVAL;
@@ -645,8 +650,8 @@ dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
 }
 
 DW_API int
-dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts,
-			int *ids, int max_ids)
+dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts, int *ids,
+                        int max_ids)
 {
 	struct mf_host *hs;
 	int nh;
