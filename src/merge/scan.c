@@ -42,6 +42,7 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 	uint64_t n = 0;
 	dw_err err = DW_OK;
 	rd_rec r;
+	int cls;
 
 	while (err == DW_OK && rd_thread_next(t, &r)) {
 		if (n == 0)
@@ -49,6 +50,9 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		s->last_ticks = r.ticks;
 		if (r.kind == FMT_R_SYNC)
 			err = sync_add(s->proc, &r);
+		else if (r.kind == FMT_R_EVENT && r.u.event.value &&
+		         (cls = dense_class(r.u.event.type)) >= 0)
+			err = dense_seen(s->proc, cls, r.u.event.value);
 		if ((++n & 0xffff) == 0)
 			mg_progress_update(&c->prog, c->done + n);
 	}
