@@ -73,6 +73,15 @@ scan_stream(mg_ctx *c, mg_stream *s)
 		s->skip = true;
 		return DW_OK;
 	}
+	if (rd_thread_header(t)->task != s->proc->task) {
+		mg_problem(c->errs,
+		           "%s: its header says task %u, its process is task "
+		           "%u; file left out",
+		           s->path, rd_thread_header(t)->task, s->proc->task);
+		s->skip = true;
+		rd_thread_close(t);
+		return DW_OK;
+	}
 	err = rd_calib_add_thread(&s->proc->clk.calib, t);
 	if (err == DW_OK)
 		err = scan_records(c, s, t);
