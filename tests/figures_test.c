@@ -343,6 +343,10 @@ test_figures(const char *dir, const char *prefix)
 	           "\"total_ns\": 400000000, \"mean_ns\": 200000000, "
 	           "\"max_ns\": 300000000}");
 
+	expect_has("stats json", sjson,
+	           "{\"task\": 1, \"records\": true, \"useful_ns\": "
+	           "550000000, \"idle_ns\": 550000000, \"calls\": 4,");
+
 	/* The Chrome JSON and the HTML timeline carry the same figures. */
 	snprintf(args, sizeof args, "convert %s -f json,html -o %s/conv -q",
 	         dir, scratch);

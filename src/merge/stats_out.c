@@ -165,11 +165,14 @@ text_pop(const st_stats *s, FILE *f)
 	        s->runtime ? "on executor threads and on the master's user "
 	                     "threads (I/O threads not counted)"
 	                   : "on every thread (not a dwork runtime trace)");
-	fprintf(f, "  %4s  %12s\n", "task", "useful (s)");
+	fprintf(f, "  %4s  %12s  %12s  %12s\n", "task", "useful (s)",
+	        "calls served", "idle (s)");
 	for (size_t i = 0; i < s->ntasks; i++) {
 		if (s->tasks[i].active)
-			fprintf(f, "  %4zu  %12.6f\n", i,
-			        (double)s->tasks[i].useful * 1e-9);
+			fprintf(f, "  %4zu  %12.6f  %12" PRIu64 "  %12.6f\n", i,
+			        (double)s->tasks[i].useful * 1e-9,
+			        s->tasks[i].calls,
+			        (double)s->tasks[i].idle * 1e-9);
 		else
 			fprintf(f, "  %4zu  %12s\n", i, "(no records)");
 	}
@@ -395,9 +398,10 @@ json_tasks(const st_stats *s, FILE *f)
 
 		fprintf(f,
 		        "%s\n    {\"task\": %zu, \"records\": %s, "
-		        "\"useful_ns\": %" PRIu64 ", \"threads\": [",
+		        "\"useful_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
+		        ", \"calls\": %" PRIu64 ", \"threads\": [",
 		        i ? "," : "", i, k->active ? "true" : "false",
-		        k->useful);
+		        k->useful, k->idle, k->calls);
 		for (uint32_t t = 0; t < k->nthreads; t++) {
 			uint32_t g = k->first_thread + t;
 
