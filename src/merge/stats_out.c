@@ -111,7 +111,8 @@ text_calls(const st_stats *s, FILE *f)
 {
 	if (!s->nfuncs)
 		return;
-	fprintf(f, "\nRemote functions run (event type %u)\n", DW_EV_FUNCTION);
+	fprintf(f, "\nFunctions run (event type %u), by name\n",
+	        DW_EV_FUNCTION);
 	fprintf(f, "  %4s  %6s  %-*s  %-24s %8s %11s %11s %11s\n", "task",
 	        "thread", NAME_W, "name", "function", "calls", "mean (ms)",
 	        "max (ms)", "total (s)");
