@@ -21,7 +21,8 @@ enum { RECV = 1, LOG = 2, PHY = 4 };
  * Task 0: "master" runs, sends a call (100 bytes) to task 1, waits for
  * the result (40 bytes), runs again, then idles; its "dwork I/O" thread
  * handles frames for 200 ns.  Task 1: "worker main" idles; "executor 1"
- * runs function 7 twice (200 ns each) and function 9 once (50 ns).
+ * runs function 7 twice (200 ns each) and function 9 once (50 ns): the
+ * merge renumbers them by name, 9 "other, ..." to 1 and 7 "work" to 2.
  * Task 2 never traced.  Task 3: an executor that only idles.
  * Time 0 is 1000, every process ends at 2100: T = 1100 ns.
  */
@@ -109,15 +110,15 @@ static const char golden_csv[] =
     "state,1,1,1,Running,2,500,300\n" /* 200 + 300 */
     "state,1,1,2,Not created,1,100,100\n"
     "event,1,1,71000001,dwork: remote function running,6,,\n"
-    "call,1,1,7,work,2,400,200\n"
-    "call,1,1,9,\"other, \"\"quoted\"\"\",1,50,50\n"
+    "call,1,1,1,\"other, \"\"quoted\"\"\",1,50,50\n"
+    "call,1,1,2,work,2,400,200\n"
     "sent,1,1,,,1,40,\n"
     "received,1,1,,,1,100,\n"
     "thread,2,0,,task 2 thread 0,,,\n"
     "thread,3,0,,task 3 thread 0 (executor 1),,,\n"
     "state,3,0,0,Idle,1,1100,1100\n"
-    "call,,,7,work,2,400,200\n"
-    "call,,,9,\"other, \"\"quoted\"\"\",1,50,50\n"
+    "call,,,1,\"other, \"\"quoted\"\"\",1,50,50\n"
+    "call,,,2,work,2,400,200\n"
     "useful,0,,,,,300,\n" /* the master's Running; I/O not counted */
     "useful,1,,,,,500,\n" /* the executor's Running */
     "useful,3,,,,,0,\n"   /* task 2 has no records: left out */
@@ -227,7 +228,7 @@ test_golden(const char *dir, const char *prefix)
 	expect_has("json", out, "\"load_balance\": 0.533333");
 	expect_has("json", out, "\"parallel_efficiency\": 0.242424");
 	expect_has("json", out,
-	           "{\"function\": 9, \"name\": \"other, "
+	           "{\"function\": 1, \"name\": \"other, "
 	           "\\\"quoted\\\"\", \"calls\": 1, \"total_ns\": "
 	           "50, \"mean_ns\": 50, \"max_ns\": 50}");
 	expect_has("json", out, "{\"task\": 2, \"records\": false");

@@ -5,10 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "merge/merge.h"
-#include "merge/prvread.h"
 #include "merge/stats.h"
 #include "tools/cmd.h"
 
@@ -67,19 +64,6 @@ stats_parse(int argc, char **argv, const char **trace, enum stats_fmt *fmt)
 	return -1;
 }
 
-static dw_err
-stats_read(const char *trace, st_stats *s, rd_errlist *errs)
-{
-	struct stat st;
-
-	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
-		mg_opts o = {.dir = trace};
-
-		return mg_merge(&o, &s->base, errs, NULL);
-	}
-	return prvread_run(trace, &s->base, errs, NULL);
-}
-
 int
 cmd_stats(int argc, char **argv)
 {
@@ -97,7 +81,7 @@ cmd_stats(int argc, char **argv)
 		return CMD_FAILED;
 	}
 	rd_errlist_init(&errs, stderr);
-	err = stats_read(trace, s, &errs);
+	err = st_stats_read(trace, s, &errs);
 	if (err != DW_OK) {
 		fprintf(stderr, "dwork stats: %s: %s\n", trace,
 		        s->base.err[0] ? s->base.err : dw_strerror(err));

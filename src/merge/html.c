@@ -170,6 +170,16 @@ on_comm(html_writer *h, const mg_rec *r)
 /* ---- Writer ----------------------------------------------------------------
  */
 
+/* An error of the figures' writer (merge/stats.h), as this writer's. */
+static dw_err
+figures(html_writer *h, dw_err err)
+{
+	if (err != DW_OK)
+		snprintf(h->base.err, sizeof h->base.err, "%s",
+		         h->st->base.err);
+	return err;
+}
+
 static dw_err
 hw_begin(mg_writer *w, const mg_info *info)
 {
@@ -185,17 +195,21 @@ hw_begin(mg_writer *w, const mg_info *info)
 	h->threads = calloc(info->nthreads + 1, sizeof *h->threads);
 	if (!h->threads)
 		return fail(h, DW_ENOMEM, "out of memory");
-	return DW_OK;
+	return figures(h, h->st->base.ops->begin(&h->st->base, info));
 }
 
 static dw_err
 hw_record(mg_writer *w, const mg_rec *r)
 {
 	html_writer *h = (html_writer *)w;
+	dw_err err;
 
 	if (r->thread >= h->nthreads ||
 	    (r->kind == MG_COMM && r->u.comm.recv_thread >= h->nthreads))
 		return fail(h, DW_EINVAL, "a record of an undeclared thread");
+	err = figures(h, h->st->base.ops->record(&h->st->base, r));
+	if (err != DW_OK)
+		return err;
 	if (r->kind == MG_STATE)
 		return on_state(h, r);
 	if (r->kind == MG_COMM)
@@ -209,9 +223,13 @@ static dw_err
 hw_end(mg_writer *w, const mg_info *info)
 {
 	html_writer *h = (html_writer *)w;
-	FILE *f = fopen(h->tmp, "w");
+	dw_err err = figures(h, h->st->base.ops->end(&h->st->base, info));
+	FILE *f;
 	int errnum = 0;
 
+	if (err != DW_OK)
+		return err;
+	f = fopen(h->tmp, "w");
 	if (!f)
 		return fail(h, dw_err_from_errno(errno), strerror(errno));
 	hw_draw(h, info, f);
@@ -242,6 +260,7 @@ hw_free(mg_writer *w)
 	}
 	free(h->threads);
 	free(h->lines);
+	st_stats_free(h->st);
 	free(h->path);
 	free(h->tmp);
 	free(h);
@@ -278,7 +297,7 @@ html_writer_open(const char *path, const html_opts *o, mg_writer **out)
 	h->path = strdup(path);
 	if (h->path && asprintf(&h->tmp, "%s.tmp", path) < 0)
 		h->tmp = NULL;
-	if (!h->path || !h->tmp) {
+	if (!h->path || !h->tmp || st_stats_new(path, &h->st) != DW_OK) {
 		h->ended = true;
 		hw_free(&h->base);
 		return DW_ENOMEM;

@@ -463,6 +463,36 @@ legend_item(draw *d, size_t k, uint32_t y0, const char *cls)
 	fprintf(d->f, "<text x=\"%u\" y=\"%u\">", x + 20, y + 11);
 }
 
+/* The figures of the whole trace (those of `dwork stats`), as text and
+ * as data attributes for scripts. */
+static void
+draw_figures(draw *d, uint32_t y)
+{
+	const st_stats *s = d->h->st;
+	char *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
+
+	if (!m)
+		return;
+	st_print_figures_line(s, m);
+	if (fclose(m) != 0) {
+		free(line);
+		return;
+	}
+	fprintf(d->f, "<text x=\"8\" y=\"%u\" id=\"figures\"", y);
+	if (s->pop.valid)
+		fprintf(d->f,
+		        " data-load-balance=\"%.6f\" "
+		        "data-communication-efficiency=\"%.6f\" "
+		        "data-parallel-efficiency=\"%.6f\"",
+		        s->pop.lb, s->pop.comm, s->pop.pe);
+	fputs(">", d->f);
+	esc(d->f, line);
+	fputs("</text>\n", d->f);
+	free(line);
+}
+
 static void
 draw_legend(draw *d, uint32_t y)
 {
@@ -505,8 +535,10 @@ draw_legend(draw *d, uint32_t y)
 		        "drawn)",
 		        d->nlines_drawn, d->h->nlines,
 		        d->h->nlines - d->nlines_drawn);
-	fprintf(d->f, "; %" PRIu64 " event records (not drawn)</text>\n</g>\n",
+	fprintf(d->f, "; %" PRIu64 " event records (not drawn)</text>\n",
 	        d->h->events);
+	draw_figures(d, y + PITCH);
+	fputs("</g>\n", d->f);
 }
 
 /* ---- Document -------------------------------------------------------------
@@ -624,7 +656,8 @@ hw_draw(html_writer *h, const mg_info *info, FILE *f)
 	draw_body(&d, legend_y);
 	fclose(mem);
 	d.f = f;
-	d.height = legend_y + legend_rows(&d, d.nshown + 9) * PITCH + 40;
+	d.height =
+	    legend_y + legend_rows(&d, d.nshown + 9) * PITCH + 40 + PITCH;
 	if (h->svg)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
 		      "xmlns=\"http://www.w3.org/2000/svg\"",

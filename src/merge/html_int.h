@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "merge/html.h"
+#include "merge/stats.h"
 
 #define HW_WIDTH       960
 #define HW_MAX_LINES   20000
@@ -40,6 +41,7 @@ typedef struct html_writer {
 	hw_line *lines; /* open addressing, lcap a power of two */
 	size_t lcap, nlines;
 	uint64_t messages, events;
+	st_stats *st; /* the figures shown under the legend */
 } html_writer;
 
 /* Pixel position (from the plot's left edge) of time t in ns. */

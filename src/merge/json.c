@@ -24,6 +24,7 @@
 #include "merge/labels.h"
 #include "merge/nest.h"
 #include "merge/outbuf.h"
+#include "merge/stats.h"
 #include "merge/writers.h"
 
 #define JS_PRE      48   /* bytes of a thread's "pid":P,"tid":T, */
@@ -67,7 +68,8 @@ typedef struct json_writer {
 	js_name *funcs; /* by function id, filled when first used */
 	size_t nfuncs;
 	uint64_t flows;
-	bool any; /* an event was written */
+	bool any;     /* an event was written */
+	st_stats *st; /* the figures, written into otherData at the end */
 } json_writer;
 
 static dw_err
@@ -445,6 +447,16 @@ flow(json_writer *j, const mg_rec *r)
 	return DW_OK;
 }
 
+/* An error of the figures' writer, as this writer's. */
+static dw_err
+figures(json_writer *j, dw_err err)
+{
+	if (err != DW_OK)
+		snprintf(j->base.err, sizeof j->base.err, "%s",
+		         j->st->base.err);
+	return err;
+}
+
 static dw_err
 json_record(mg_writer *w, const mg_rec *r)
 {
@@ -463,7 +475,7 @@ json_record(mg_writer *w, const mg_rec *r)
 		err = flow(j, r);
 	if (err != DW_OK)
 		return fail(j, err, "write", j->tmp);
-	return DW_OK;
+	return figures(j, j->st->base.ops->record(&j->st->base, r));
 }
 
 /* ---- Begin --------------------------------------------------------------- */
@@ -539,16 +551,57 @@ header(json_writer *j, const mg_info *info)
 	if (err != DW_OK)
 		return err;
 	p = ob_end(&j->out);
-	PUT(p, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"program\":\"");
+	PUT(p, "{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[");
+	ob_commit(&j->out, p);
+	return metadata(j, info);
+}
+
+static dw_err
+put_long(json_writer *j, const char *s, size_t n)
+{
+	dw_err err = DW_OK;
+
+	while (err == DW_OK && n) {
+		size_t k = n < 65536 ? n : 65536;
+
+		err = put_raw(j, s, k);
+		s += k, n -= k;
+	}
+	return err;
+}
+
+/* otherData, after the events: it carries the figures, known only at
+ * the end (the same as `dwork stats`, merge/stats.h). */
+static dw_err
+other_data(json_writer *j, const mg_info *info)
+{
+	char *buf = NULL, *p;
+	size_t len = 0;
+	FILE *f;
+	dw_err err = need(j, JS_LINE + 6 * JS_NAME_MAX);
+
+	if (err != DW_OK)
+		return err;
+	p = ob_end(&j->out);
+	PUT(p, "\n],\n\"otherData\":{\"program\":\"");
 	p = put_esc(p, info->program ? info->program : "");
 	PUT(p, "\",\"start_real_ns\":");
 	p = ob_u64(
 	    p, (uint64_t)(info->start_real_ns > 0 ? info->start_real_ns : 0));
 	PUT(p, ",\"duration_ns\":");
 	p = ob_u64(p, info->duration);
-	PUT(p, ",\"writer\":\"dwork\"},\n\"traceEvents\":[");
+	PUT(p, ",\"writer\":\"dwork\",\"summary\":");
 	ob_commit(&j->out, p);
-	return metadata(j, info);
+	if (!(f = open_memstream(&buf, &len)))
+		return DW_ENOMEM;
+	st_print_figures_json(j->st, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return DW_ENOMEM;
+	}
+	err = put_long(j, buf, len);
+	free(buf);
+	return err == DW_OK ? put_raw(j, "}}\n", 3) : err;
 }
 
 static dw_err
@@ -598,7 +651,9 @@ json_begin(mg_writer *w, const mg_info *info)
 		err = tables(j, info);
 	if (err == DW_OK)
 		err = header(j, info);
-	return err == DW_OK ? DW_OK : fail(j, err, "write", j->tmp);
+	if (err != DW_OK)
+		return fail(j, err, "write", j->tmp);
+	return figures(j, j->st->base.ops->begin(&j->st->base, info));
 }
 
 /* ---- End ----------------------------------------------------------------- */
@@ -610,9 +665,12 @@ json_end(mg_writer *w, const mg_info *info)
 	dw_err err;
 
 	j->info = info;
+	err = figures(j, j->st->base.ops->end(&j->st->base, info));
+	if (err != DW_OK)
+		return err;
 	err = nest_finish(&j->nest);
 	if (err == DW_OK)
-		err = put_raw(j, "\n]}\n", 4);
+		err = other_data(j, info);
 	if (err != DW_OK)
 		return fail(j, err, "write", j->tmp);
 	j->opened = false;
@@ -648,6 +706,7 @@ json_free(mg_writer *w)
 	for (size_t i = 0; i < j->nfuncs; i++)
 		free(j->funcs[i].s);
 	nest_free(&j->nest);
+	st_stats_free(j->st);
 	free(j->th);
 	free(j->pre);
 	free(j->pre_len);
@@ -681,7 +740,7 @@ json_writer_new(const char *prefix, mg_writer **out)
 		j->path = NULL;
 	if (asprintf(&j->tmp, "%s.json.tmp", prefix) < 0)
 		j->tmp = NULL;
-	if (!j->path || !j->tmp) {
+	if (!j->path || !j->tmp || st_stats_new(prefix, &j->st) != DW_OK) {
 		j->ended = true;
 		json_free(&j->base);
 		return DW_ENOMEM;

@@ -174,6 +174,9 @@ mg_time(mg_tconv *c, uint64_t ticks)
 /* ---- The trace's processes and streams (model.c, scan.c) ---------------- */
 
 typedef struct mg_fmap mg_fmap; /* addresses to function ids (names.c) */
+typedef struct mg_dmap mg_dmap; /* a class's hashes to dense ids (dense.c) */
+
+#define MG_DENSE_NCLS 1 /* classes of named values: functions */
 
 typedef struct mg_proc {
 	const rd_dir_proc *dp;
@@ -191,6 +194,7 @@ typedef struct mg_proc {
 	mg_sync *syncs; /* from the scan */
 	size_t nsyncs, capsyncs;
 	mg_fmap *fmap;
+	mg_dmap *dmap[MG_DENSE_NCLS];
 } mg_proc;
 
 /* A state stack (nested states of one thread). */
@@ -255,12 +259,19 @@ typedef struct mg_stream {
 
 typedef struct mg_strtab mg_strtab;
 
+/* The names of one class of dense ids: id k names names[k - 1]. */
+typedef struct mg_dclass {
+	const char **names; /* sorted; the strings belong to labels or shape */
+	uint32_t n;
+} mg_dclass;
+
 typedef struct mg_names {
 	mg_labels labels;
 	char **funcs; /* function names by id - 1 */
 	size_t nfuncs, capfuncs;
 	mg_strtab *fids; /* name -> id */
 	bool used_funcs;
+	mg_dclass dense[MG_DENSE_NCLS];
 } mg_names;
 
 /* ---- Communications (comms.c) ------------------------------------------ */
@@ -358,6 +369,27 @@ uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr);
 dw_err names_finish(mg_ctx *c);
 void names_free(mg_ctx *c);
 const char *names_func_name(const mg_info *info, uint64_t id); /* func_name */
+
+/*
+ * dense.c: dwork's event types whose values name something (71000xxx:
+ * DW_EV_FUNCTION, DW_EV_CALL) carry 32-bit hashes of the names in the
+ * process files; the merge gives every name of a class an id 1..N in
+ * name order, the same in every process.  dense_class: the class of a
+ * type, -1 for types left as they are.  The scan calls dense_seen for
+ * every non-zero value it reads; names_build calls dense_build, which
+ * also labels the ids; the merge then maps values with dense_id.
+ */
+int dense_class_slow(uint32_t type);
+dw_err dense_seen(mg_proc *p, int cls, uint64_t value);
+dw_err dense_build(mg_ctx *c);
+uint64_t dense_id(mg_proc *p, int cls, uint64_t value);
+void dense_free(mg_ctx *c);
+
+static inline int
+dense_class(uint32_t type)
+{
+	return type - 71000000u < 1000u ? dense_class_slow(type) : -1;
+}
 
 /* cursor.c: stream reading, state stacks and the state lookahead. */
 dw_err stream_open_ring(mg_stream *s, size_t ring);

@@ -515,6 +515,8 @@ names_build(mg_ctx *c)
 	if (err == DW_OK)
 		err = types_build(c);
 	if (err == DW_OK)
+		err = dense_build(c);
+	if (err == DW_OK)
 		err = funcs_build(c);
 	for (size_t i = 0; err == DW_OK && i < c->nprocs; i++)
 		err = fmap_build(c, &c->procs[i]);
@@ -595,4 +597,5 @@ names_free(mg_ctx *c)
 	}
 	for (size_t i = 0; i < c->nprocs; i++)
 		fmap_free(c->procs[i].fmap);
+	dense_free(c);
 }

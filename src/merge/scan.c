@@ -42,6 +42,7 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 	uint64_t n = 0;
 	dw_err err = DW_OK;
 	rd_rec r;
+	int cls;
 
 	while (err == DW_OK && rd_thread_next(t, &r)) {
 		if (n == 0)
@@ -49,6 +50,9 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		s->last_ticks = r.ticks;
 		if (r.kind == FMT_R_SYNC)
 			err = sync_add(s->proc, &r);
+		else if (r.kind == FMT_R_EVENT && r.u.event.value &&
+		         (cls = dense_class(r.u.event.type)) >= 0)
+			err = dense_seen(s->proc, cls, r.u.event.value);
 		if ((++n & 0xffff) == 0)
 			mg_progress_update(&c->prog, c->done + n);
 	}
@@ -67,6 +71,15 @@ scan_stream(mg_ctx *c, mg_stream *s)
 		return err;
 	if (err != DW_OK) { /* reported by the reader */
 		s->skip = true;
+		return DW_OK;
+	}
+	if (rd_thread_header(t)->task != s->proc->task) {
+		mg_problem(c->errs,
+		           "%s: its header says task %u, its process is task "
+		           "%u; file left out",
+		           s->path, rd_thread_header(t)->task, s->proc->task);
+		s->skip = true;
+		rd_thread_close(t);
 		return DW_OK;
 	}
 	err = rd_calib_add_thread(&s->proc->clk.calib, t);

@@ -4,10 +4,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
+#include "merge/merge.h"
+#include "merge/prvread.h"
 #include "merge/stats.h"
 
 /* ---- Roles and metrics --------------------------------------------------- */
@@ -361,12 +364,26 @@ func_totals(st_stats *s)
 }
 
 static uint64_t
-running_ns(const st_thread *t)
+state_ns(const st_thread *t, uint32_t state)
 {
 	for (size_t i = 0; i < t->nstates; i++)
-		if (t->states[i].state == DWT_STATE_RUNNING)
+		if (t->states[i].state == state)
 			return t->states[i].ns;
 	return 0;
+}
+
+/* What a thread adds to its task's figures (the one rule: st_role). */
+static void
+task_add(st_task *k, const st_thread *t)
+{
+	k->active |= t->active;
+	if (t->role == ST_NOT_COUNTED)
+		return;
+	k->useful += state_ns(t, DWT_STATE_RUNNING);
+	if (t->role == ST_EXECUTOR)
+		k->idle += state_ns(t, DWT_STATE_IDLE);
+	for (size_t i = 0; i < t->ncalls; i++)
+		k->calls += t->calls[i].calls;
 }
 
 static dw_err
@@ -388,11 +405,8 @@ st_end(mg_writer *w, const mg_info *info)
 			free(useful);
 			return DW_ENOMEM;
 		}
-		if (t->task < s->ntasks) {
-			s->tasks[t->task].active |= t->active;
-			if (t->role != ST_NOT_COUNTED)
-				s->tasks[t->task].useful += running_ns(t);
-		}
+		if (t->task < s->ntasks)
+			task_add(&s->tasks[t->task], t);
 	}
 	for (size_t i = 0; i < s->ntasks; i++)
 		if (s->tasks[i].active)
@@ -524,6 +538,19 @@ st_stats_new(const char *source, st_stats **out)
 	}
 	*out = s;
 	return DW_OK;
+}
+
+dw_err
+st_stats_read(const char *trace, st_stats *s, rd_errlist *errs)
+{
+	struct stat st;
+
+	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
+		mg_opts o = {.dir = trace};
+
+		return mg_merge(&o, &s->base, errs, NULL);
+	}
+	return prvread_run(trace, &s->base, errs, NULL);
 }
 
 void

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "merge/reader.h"
 #include "merge/writer.h"
 
 /* ---- Which threads count (shared with `dwork summary`) -------------- */
@@ -95,7 +96,9 @@ typedef struct st_thread {
 
 typedef struct st_task {
 	bool active;     /* one of its threads is */
-	uint64_t useful; /* ns */
+	uint64_t useful; /* ns: Running on its counted threads */
+	uint64_t idle;   /* ns: Idle on its executor threads */
+	uint64_t calls;  /* DW_EV_FUNCTION runs on its counted threads */
 	uint32_t first_thread, nthreads;
 } st_task;
 
@@ -124,6 +127,17 @@ dw_err st_stats_new(const char *source, st_stats **out);
 
 /* Frees s; NULL is ignored. */
 void st_stats_free(st_stats *s);
+
+/*
+ * Reads trace into s: a trace directory through the merger (clocks
+ * corrected), anything else as a merged Paraver trace (FILE.prv with its
+ * .pcf and .row).  Problems with the input are added to errs.  Returns
+ * DW_OK, or an error with a message in s->base.err when it has one.
+ * Every figure dwork prints (stats, summary, the end-of-run summary, the
+ * figures of the JSON and HTML outputs) comes from an st_stats filled
+ * this way or given every record of a merge.
+ */
+dw_err st_stats_read(const char *trace, st_stats *s, rd_errlist *errs);
 
 /* The name of a state, an event type or a function (type DW_EV_FUNCTION
  * value) from the trace's labels; NULL when unlabelled. */
@@ -157,5 +171,28 @@ void st_print_csv(const st_stats *s, FILE *out);
 
 /* The same as one JSON object (docs/tools.md shows its shape). */
 void st_print_json(const st_stats *s, FILE *out);
+
+/*
+ * The summary `dwork summary` and the end of a traced run print: per
+ * task useful time, calls served and idle time (s, 3 decimals), then the
+ * load balance, communication efficiency and parallel efficiency (2
+ * decimals).
+ */
+void st_print_summary(const st_stats *s, FILE *out);
+
+/*
+ * The figures as one JSON object on one line, for the outputs that
+ * carry them (Chrome JSON's otherData.summary): elapsed_ns, the rule of
+ * useful time, per task useful_ns, idle_ns and calls, the POP metrics
+ * (6 decimals, as --json) and calls per function.
+ */
+void st_print_figures_json(const st_stats *s, FILE *out);
+
+/*
+ * The figures as one line of plain text (the HTML timeline shows it):
+ * useful time per task and the three metrics, as the summary prints
+ * them.
+ */
+void st_print_figures_line(const st_stats *s, FILE *out);
 
 #endif

@@ -111,7 +111,8 @@ text_calls(const st_stats *s, FILE *f)
 {
 	if (!s->nfuncs)
 		return;
-	fprintf(f, "\nRemote functions run (event type %u)\n", DW_EV_FUNCTION);
+	fprintf(f, "\nFunctions run (event type %u), by name\n",
+	        DW_EV_FUNCTION);
 	fprintf(f, "  %4s  %6s  %-*s  %-24s %8s %11s %11s %11s\n", "task",
 	        "thread", NAME_W, "name", "function", "calls", "mean (ms)",
 	        "max (ms)", "total (s)");
@@ -165,11 +166,14 @@ text_pop(const st_stats *s, FILE *f)
 	        s->runtime ? "on executor threads and on the master's user "
 	                     "threads (I/O threads not counted)"
 	                   : "on every thread (not a dwork runtime trace)");
-	fprintf(f, "  %4s  %12s\n", "task", "useful (s)");
+	fprintf(f, "  %4s  %12s  %12s  %12s\n", "task", "useful (s)",
+	        "calls served", "idle (s)");
 	for (size_t i = 0; i < s->ntasks; i++) {
 		if (s->tasks[i].active)
-			fprintf(f, "  %4zu  %12.6f\n", i,
-			        (double)s->tasks[i].useful * 1e-9);
+			fprintf(f, "  %4zu  %12.6f  %12" PRIu64 "  %12.6f\n", i,
+			        (double)s->tasks[i].useful * 1e-9,
+			        s->tasks[i].calls,
+			        (double)s->tasks[i].idle * 1e-9);
 		else
 			fprintf(f, "  %4zu  %12s\n", i, "(no records)");
 	}
@@ -395,9 +399,10 @@ json_tasks(const st_stats *s, FILE *f)
 
 		fprintf(f,
 		        "%s\n    {\"task\": %zu, \"records\": %s, "
-		        "\"useful_ns\": %" PRIu64 ", \"threads\": [",
+		        "\"useful_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
+		        ", \"calls\": %" PRIu64 ", \"threads\": [",
 		        i ? "," : "", i, k->active ? "true" : "false",
-		        k->useful);
+		        k->useful, k->idle, k->calls);
 		for (uint32_t t = 0; t < k->nthreads; t++) {
 			uint32_t g = k->first_thread + t;
 
@@ -450,4 +455,112 @@ st_print_json(const st_stats *s, FILE *f)
 	fputs(s->nfuncs ? "\n  ],\n" : "],\n", f);
 	json_pop(s, f);
 	fputs("}\n", f);
+}
+
+/* ---- The summary and the figures of other outputs ------------------- */
+
+void
+st_print_summary(const st_stats *s, FILE *f)
+{
+	const st_pop *p = &s->pop;
+
+	fprintf(f, "summary: %zu tasks over %.3f s\n", s->ntasks,
+	        (double)s->duration * 1e-9);
+	fprintf(f, "  task  useful (s)  calls served  idle (s)\n");
+	for (size_t i = 0; i < s->ntasks; i++) {
+		const st_task *k = &s->tasks[i];
+
+		if (!k->active) {
+			fprintf(f, "  %4zu  (no trace)\n", i);
+			continue;
+		}
+		fprintf(f, "  %4zu  %10.3f  %12" PRIu64 "  %8.3f\n", i,
+		        (double)k->useful * 1e-9, k->calls,
+		        (double)k->idle * 1e-9);
+	}
+	if (!p->valid) {
+		fprintf(f, "  no useful time: no metrics\n");
+		return;
+	}
+	fprintf(f, "  load balance %.2f = mean(useful) / max(useful)\n", p->lb);
+	fprintf(f, "  communication efficiency %.2f = max(useful) / elapsed\n",
+	        p->comm);
+	fprintf(f,
+	        "  parallel efficiency %.2f = load balance x communication "
+	        "efficiency\n",
+	        p->pe);
+}
+
+void
+st_print_figures_json(const st_stats *s, FILE *f)
+{
+	const st_pop *p = &s->pop;
+	bool first = true;
+
+	fprintf(f, "{\"elapsed_ns\":%" PRIu64 ",\"useful\":\"%s\",\"tasks\":[",
+	        s->duration,
+	        s->runtime ? "Running on executor threads and on the master's "
+	                     "user threads"
+	                   : "Running on every thread");
+	for (size_t i = 0; i < s->ntasks; i++) {
+		const st_task *k = &s->tasks[i];
+
+		if (!k->active)
+			continue;
+		fprintf(f,
+		        "%s{\"task\":%zu,\"useful_ns\":%" PRIu64
+		        ",\"idle_ns\":%" PRIu64 ",\"calls\":%" PRIu64 "}",
+		        first ? "" : ",", i, k->useful, k->idle, k->calls);
+		first = false;
+	}
+	fputs("]", f);
+	if (p->valid)
+		fprintf(f,
+		        ",\"useful_mean_ns\":%.3f,\"useful_max_ns\":%.3f,"
+		        "\"load_balance\":%.6f,"
+		        "\"communication_efficiency\":%.6f,"
+		        "\"parallel_efficiency\":%.6f",
+		        p->mean, p->max, p->lb, p->comm, p->pe);
+	fputs(",\"functions\":[", f);
+	for (size_t k = 0; k < s->nfuncs; k++) {
+		const st_call *c = &s->funcs[k];
+
+		fprintf(f,
+		        "%s{\"function\":%" PRIu64 ",\"name\":", k ? "," : "",
+		        c->func);
+		if (st_value_name(s, DW_EV_FUNCTION, c->func))
+			json_str(f, st_value_name(s, DW_EV_FUNCTION, c->func));
+		else
+			fputs("null", f);
+		fprintf(f,
+		        ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
+		        ",\"mean_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 "}",
+		        c->calls, c->total_ns,
+		        c->calls ? c->total_ns / c->calls : 0, c->max_ns);
+	}
+	fputs("]}", f);
+}
+
+void
+st_print_figures_line(const st_stats *s, FILE *f)
+{
+	const st_pop *p = &s->pop;
+	bool first = true;
+
+	fputs("useful time (s):", f);
+	for (size_t i = 0; i < s->ntasks; i++) {
+		if (!s->tasks[i].active)
+			continue;
+		fprintf(f, "%s task %zu %.3f", first ? "" : ",", i,
+		        (double)s->tasks[i].useful * 1e-9);
+		first = false;
+	}
+	if (!p->valid) {
+		fputs("; no metrics", f);
+		return;
+	}
+	fprintf(f,
+	        "; load balance %.2f, communication efficiency %.2f, "
+	        "parallel efficiency %.2f",
+	        p->lb, p->comm, p->pe);
 }

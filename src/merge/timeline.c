@@ -231,12 +231,24 @@ func_exit(mg_ctx *c, mg_stream *s)
 /* ---- Groups
  * -------------------------------------------------------------------- */
 
+/* An event; the value of a type that names something becomes its
+ * dense id (dense.c). */
+static bool
+event_add(mg_ctx *c, mg_stream *s, const rd_rec *r)
+{
+	int cls = dense_class(r->u.event.type);
+
+	return pair_add(c, r->u.event.type,
+	                cls < 0 ? r->u.event.value
+	                        : dense_id(s->proc, cls, r->u.event.value));
+}
+
 static bool
 take(mg_ctx *c, mg_stream *s, const rd_rec *r)
 {
 	switch (r->kind) {
 	case FMT_R_EVENT:
-		return pair_add(c, r->u.event.type, r->u.event.value);
+		return event_add(c, s, r);
 	case FMT_R_STATE_PUSH:
 	case FMT_R_STATE_POP:
 		return stack_apply(&s->st, r);
