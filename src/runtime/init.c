@@ -252,11 +252,11 @@ dw_finalize(void)
 {
 	if (rt.role != RT_MASTER)
 		return DW_OK;
-	rtr_user_thread();
-	rtr_push(DWT_STATE_OVERHEAD);
-	dw_listen_close();
-	cl_shutdown();
-	rtr_pop();
+	{ /* closed before the tracer ends */
+		RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
+		dw_listen_close();
+		cl_shutdown();
+	}
 	rtr_master_finish();
 	rt.role = RT_NONE;
 	rt.myid = 0;
