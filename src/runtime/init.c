@@ -220,7 +220,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	rt.next_id = 2;
 	if (rtr_on)
 		dwt_set_thread_name("master");
-	rtr_user_thread();
+	RTR_WAITS(DWT_STATE_STARTUP_LATENCY); /* starting the runtime */
 	if ((err = loop_start()) != DW_OK) {
 		rt.role = RT_NONE;
 		return err;
