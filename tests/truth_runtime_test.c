@@ -316,9 +316,19 @@ sc_w2w(void)
 	int err =
 	    dw_remotecall_fetch(2, "truth_relay", &to, sizeof to, &res, &n);
 	fact("wait_ms", now_ms() - t0);
-	if (!err)
-		free(res);
-	return err;
+	if (err)
+		return err;
+	free(res);
+	/* both workers lent: a third take waits its 50 ms and fails */
+	int a = dw_pool_take(NULL, -1), b = dw_pool_take(NULL, -1);
+	t0 = now_ms();
+	int c = dw_pool_take(NULL, 50);
+	fact("pool_ms", now_ms() - t0);
+	if (a > 0)
+		dw_pool_put(NULL, a);
+	if (b > 0)
+		dw_pool_put(NULL, b);
+	return a > 0 && b > 0 && c == -DW_ETIMEDOUT ? DW_OK : DW_EIO;
 }
 
 struct scenario {
@@ -326,13 +336,33 @@ struct scenario {
 	int (*run)(void);
 	void (*check)(struct truth *t, const double *f);
 	const char *facts[3];
+	int sync_fact; /* the fact that is a wait in Synchronization, or -1 */
 };
 
 /* ---- the checks (in the test process, on the merged trace) ---- */
 
 /* Facts every run reports after its scenario's: each task's measured
- * sleeps. */
-#define F_SLEPT 3
+ * sleeps, the wall times of dw_init, dw_addprocs, dw_finalize and of
+ * fetching the sleeps. */
+#define F_SLEPT  3
+#define F_INIT   6
+#define F_ADD    7
+#define F_FIN    8
+#define F_TAIL   9 /* fetching those sleeps: Waiting a message too */
+#define F_NFACTS 10
+
+/* The master's start and end: dw_init and dw_addprocs are Startup
+ * latency, dw_finalize's shutdown (and any pool wait, extra) is
+ * Synchronization. */
+static void
+check_life(struct truth *t, const double *f, double extra_sync)
+{
+	TR_WITHIN("master Startup latency (ms)", tr_ms(t, 0, 26), f[F_ADD] - 1,
+	          f[F_ADD] + f[F_INIT] + 0.5);
+	TR_WITHIN("master Synchronization (ms)", tr_ms(t, 0, 5),
+	          extra_sync > 0 ? extra_sync - 0.5 : 0.001,
+	          extra_sync + f[F_FIN] + 0.5);
+}
 
 /* Task k's useful time: its nominal sleeps at least, its measured ones
  * within SLACK_MS. */
@@ -425,7 +455,7 @@ check_channels(struct truth *t, const double *f)
 	/* the fifth value comes >= 110 ms after the producer started */
 	TR_WITHIN("master takes: wall (ms)", f[0], 5, 1e9);
 	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), f[0] - 1,
-	          f[0] + 1);
+	          f[0] + f[F_TAIL] + 1);
 	check_useful(t, f, 1, 100); /* the producer */
 	check_useful(t, f, 2, 50);  /* the consumer */
 	/* the consumer waits for the slower producer: 5 x 20 - 4 x 10 */
@@ -444,7 +474,7 @@ check_futures(struct truth *t, const double *f)
 	/* both results were ready: fetching them is one round trip */
 	TR_WITHIN("late fetches: wall (ms)", f[0], 0, 1e9);
 	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), f[1],
-	          f[0] + f[1] + 1);
+	          f[0] + f[1] + f[F_TAIL] + 1);
 	CHECK(f[1] >= 60);
 	check_useful(t, f, 1, 110);
 	check_useful(t, f, 2, 80);
@@ -459,7 +489,9 @@ static void
 check_w2w(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
-	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), 60, f[0]);
+	CHECK(f[1] >= 50);
+	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), 60,
+	          f[0] + f[F_TAIL]);
 	/* the relay's own 20 ms, not its wait for the other worker */
 	check_useful(t, f, 1, 20);
 	TR_WITHIN("worker 2 Waiting a message (ms)", tr_ms(t, 1, 3), 40,
@@ -473,12 +505,12 @@ check_w2w(struct truth *t, const double *f)
 }
 
 static const struct scenario scenarios[] = {
-    {"pmap", sc_pmap, check_pmap, {"wait_ms"}},
-    {"distributed_for", sc_for, check_for, {"call_ms", "total"}},
-    {"everywhere", sc_everywhere, check_everywhere, {"wait_ms"}},
-    {"channels", sc_channels, check_channels, {"wait_ms"}},
-    {"futures", sc_futures, check_futures, {"late_ms", "wait_ms"}},
-    {"worker_to_worker", sc_w2w, check_w2w, {"wait_ms"}},
+    {"pmap", sc_pmap, check_pmap, {"wait_ms"}, -1},
+    {"distributed_for", sc_for, check_for, {"call_ms", "total"}, -1},
+    {"everywhere", sc_everywhere, check_everywhere, {"wait_ms"}, -1},
+    {"channels", sc_channels, check_channels, {"wait_ms"}, -1},
+    {"futures", sc_futures, check_futures, {"late_ms", "wait_ms"}, -1},
+    {"worker_to_worker", sc_w2w, check_w2w, {"wait_ms", "pool_ms"}, 1},
 };
 #define NSC (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -496,14 +528,19 @@ child(int argc, char **argv)
 	if (!s || !(facts = fopen(path, "w")))
 		return 2;
 	dw_options o = {.trace = dir};
+	double t0 = now_ms();
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
 		return 2;
+	fact("init_ms", now_ms() - t0);
 	int ids[2];
+	t0 = now_ms();
 	if (dw_addprocs(2, NULL, ids) != 2 || ids[0] != 2 || ids[1] != 3)
 		return 2;
+	fact("addprocs_ms", now_ms() - t0);
 	int err = s->run();
 	if (err)
 		fprintf(stderr, "%s: %s\n", s->name, dw_errmsg());
+	t0 = now_ms();
 	for (int id = 1; id <= 3 && !err; id++) {
 		void *r;
 		size_t n;
@@ -515,8 +552,11 @@ child(int argc, char **argv)
 			free(r);
 		fprintf(facts, "slept%d %.6f\n", id, v);
 	}
+	fact("tail_ms", now_ms() - t0);
+	t0 = now_ms();
+	dw_finalize(); /* the shutdown, then the merge */
+	fact("finalize_ms", now_ms() - t0);
 	fclose(facts);
-	dw_finalize();
 	return err ? 1 : 0;
 }
 
@@ -535,6 +575,14 @@ read_facts(const char *dir, const struct scenario *s, double *f)
 				f[i] = v;
 		if (sscanf(name, "slept%d", &id) == 1 && id >= 1 && id <= 3)
 			f[F_SLEPT + id - 1] = v;
+		if (!strcmp(name, "init_ms"))
+			f[F_INIT] = v;
+		if (!strcmp(name, "addprocs_ms"))
+			f[F_ADD] = v;
+		if (!strcmp(name, "finalize_ms"))
+			f[F_FIN] = v;
+		if (!strcmp(name, "tail_ms"))
+			f[F_TAIL] = v;
 	}
 	fclose(fp);
 }
@@ -557,7 +605,7 @@ run_one(const char *self, const struct scenario *s)
 	REQUIRE(waitpid(pid, &st, 0) == pid);
 	int before = tu_failures;
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	double f[F_SLEPT + 3] = {0};
+	double f[F_NFACTS] = {0};
 	static struct truth t;
 	char prefix[700];
 	snprintf(prefix, sizeof prefix, "%s/trace", dir);
@@ -565,6 +613,7 @@ run_one(const char *self, const struct scenario *s)
 		read_facts(dir, s, f);
 		tr_read(&t, prefix);
 		s->check(&t, f);
+		check_life(&t, f, s->sync_fact >= 0 ? f[s->sync_fact] : 0);
 	}
 	if (tu_failures == before)
 		tu_rmtree(dir);
