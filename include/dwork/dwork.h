@@ -416,6 +416,17 @@ enum dw_trace_type_work {
 	DW_EV_PMAP_ITEM = 71000014,  /* a pmap item running: index + 1; 0 */
 	DW_EV_PEER = 71000015,       /* a worker-to-worker link opened: the
 	                                other worker's id */
+	DW_EV_BATCH = 71000016,      /* the carrier of user functions running
+	                                here: enum dw_batch_kind; 0 ends */
+};
+
+/* What carried the user functions a process runs (DW_EV_BATCH): their
+ * own runs carry their names as DW_EV_FUNCTION inside it. */
+enum dw_batch_kind {
+	DW_BATCH_PMAP = 1,       /* a batch of dw_pmap items */
+	DW_BATCH_FOR = 2,        /* a range of dw_distributed_for */
+	DW_BATCH_EVERYWHERE = 3, /* dw_everywhere */
+	DW_BATCH_SPAWN = 4,      /* dw_spawn */
 };
 
 enum dw_chan_op {

@@ -93,6 +93,8 @@ dw_register(const char *name, dw_fn fn)
 		__atomic_store_n(&fns, e, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&fns_lock);
+	if (e && rtr_on)
+		rtr_label_function(name);
 	return err;
 }
 
@@ -169,7 +171,31 @@ dw_reply_error(dw_reply *r, const char *fmt, ...)
 	return -1;
 }
 
-/* Runs a registered function; on failure *msg is set. */
+int
+call_is_carrier(const char *name, size_t len)
+{
+	return len > 6 && !memcmp(name, "dwork:", 6);
+}
+
+/* The function a call is for in the trace: a carrier's user function. */
+static uint32_t
+call_event_id(const char *fn, size_t nl, const void *arg, size_t len)
+{
+	const unsigned char *p = arg;
+	if (!call_is_carrier(fn, nl) || len < 2)
+		return call_fn_id(fn, nl);
+	size_t un = wire_get_u16(p);
+	return un && un <= len - 2 ? call_fn_id((const char *)p + 2, un)
+	                           : call_fn_id(fn, nl);
+}
+
+/*
+ * Runs a registered function; on failure *msg is set.  Every run of a
+ * user function, whatever carried it, passes here: it is Running and
+ * carries its name (DW_EV_FUNCTION).  A carrier (dwork:pmap, …) is the
+ * runtime's own work around the user functions it runs: Overhead, and
+ * the carrier marks itself with DW_EV_BATCH.
+ */
 static int
 call_run(const struct wire_call *c, dw_reply *r)
 {
@@ -181,7 +207,15 @@ call_run(const struct wire_call *c, dw_reply *r)
 		         c->name);
 		return -1;
 	}
+	int carrier = call_is_carrier(c->name, c->name_len);
+	uint32_t id = carrier ? 0 : call_fn_id(c->name, c->name_len);
+	rtr_push(carrier ? DWT_STATE_OVERHEAD : DWT_STATE_RUNNING);
+	if (id)
+		rtr_event(DW_EV_FUNCTION, id);
 	int rc = fn(c->arg, c->arg_len, r);
+	if (id)
+		rtr_event(DW_EV_FUNCTION, 0);
+	rtr_pop();
 	if (rc != 0 && !r->err[0])
 		snprintf(r->err, sizeof r->err, "function '%.*s' failed (%d)",
 		         (int)c->name_len, c->name, rc);
@@ -470,9 +504,11 @@ fut_wait_loop(struct dw_future *f, int timeout_ms)
 			               timeout_ms < 0 ? 1000 : ms_left(&dl));
 			pthread_mutex_lock(&rt.lock);
 		} else if (timeout_ms < 0) {
-			pthread_cond_wait(&f->cv, &rt.lock);
+			rt_cond_wait(&f->cv, &rt.lock, NULL,
+			             DWT_STATE_WAITING_MESSAGE);
 			continue;
-		} else if (pthread_cond_timedwait(&f->cv, &rt.lock, &dl) != 0 &&
+		} else if (rt_cond_wait(&f->cv, &rt.lock, &dl,
+		                        DWT_STATE_WAITING_MESSAGE) != 0 &&
 		           f->op != OP_NONE) {
 			return DW_ETIMEDOUT;
 		}
@@ -492,11 +528,13 @@ fut_wait_locked(struct dw_future *f, int timeout_ms)
 {
 	if (f->op == OP_NONE)
 		return DW_OK;
-	rtr_push(DWT_STATE_WAITING_MESSAGE);
+	/* also over the turns it reads its reply itself */
+	int pushed =
+	    rtr_wait_begin(DWT_STATE_WAITING_MESSAGE, RTR_WAIT_PRIMITIVE);
 	exec_block_begin_locked();
 	int err = fut_wait_loop(f, timeout_ms);
 	exec_block_end_locked();
-	rtr_pop();
+	rtr_wait_end(&pushed);
 	return err;
 }
 
@@ -540,6 +578,9 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 		                  "limit",
 		                  len),
 		       DW_ETOOBIG;
+	rtr_user_thread();
+	/* the whole send, opening a link to a worker included */
+	RTR_IN(DWT_STATE_BLOCKING_SEND);
 	int err;
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
@@ -559,13 +600,10 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
-	rtr_user_thread();
-	rtr_push(DWT_STATE_BLOCKING_SEND);
-	rtr_event(DW_EV_CALL, call_fn_id(fn, nl));
+	rtr_event(DW_EV_CALL, call_event_id(fn, nl, arg, len));
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0, len);
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl), arg,
 	                    len);
-	rtr_pop();
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
 
@@ -630,6 +668,7 @@ DW_API int
 dw_remotecall_wait(int pid, const char *fn, const void *arg, size_t len,
                    dw_future **out)
 {
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
 	int err = call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
 	if (err == DW_OK && (err = dw_future_wait(*out)) != DW_OK) {
 		dw_future_free(*out);
@@ -653,6 +692,7 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
                             size_t len, void **res, size_t *reslen,
                             int timeout_ms)
 {
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
 	dw_future *f;
 	*res = NULL;
 	*reslen = 0;
@@ -704,10 +744,10 @@ static void imp_release(dw_future *f);
 DW_API int
 dw_future_wait_timeout(dw_future *f, int timeout_ms)
 {
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
 	if (f->imported)
 		return imp_wait(f, timeout_ms);
 	pthread_mutex_lock(&rt.lock);
-	rtr_user_thread();
 	int was_pending = f->op == OP_CALL;
 	int err = fut_wait_locked(f, timeout_ms);
 	if (err == DW_ETIMEDOUT)
@@ -795,7 +835,7 @@ DW_API int
 dw_future_fetch_timeout(dw_future *f, const void **res, size_t *len,
                         int timeout_ms)
 {
-	rtr_user_thread();
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
 	if (f->imported && imp_fetch(f, timeout_ms) == DW_ETIMEDOUT)
 		return DW_ETIMEDOUT;
 	pthread_mutex_lock(&rt.lock);
@@ -2150,12 +2190,7 @@ exec_job(struct job *j)
 {
 	dw_reply r;
 	if (!j->from) { /* a local job */
-		rtr_push(DWT_STATE_RUNNING);
-		rtr_event(DW_EV_FUNCTION,
-		          call_fn_id(j->call.name, j->call.name_len));
 		int rc = call_run(&j->call, &r);
-		rtr_event(DW_EV_FUNCTION, 0);
-		rtr_pop();
 		call_local_done((struct ljob *)j, rc, &r);
 		if (r.owned)
 			free(r.data);
@@ -2163,11 +2198,7 @@ exec_job(struct job *j)
 	}
 	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
 	rtr_comm(DWT_RECV | DWT_LOGICAL, j->from->peer, j->id, 0, j->len);
-	rtr_push(DWT_STATE_RUNNING);
-	rtr_event(DW_EV_FUNCTION, call_fn_id(j->call.name, j->call.name_len));
 	int rc = call_run(&j->call, &r);
-	rtr_event(DW_EV_FUNCTION, 0);
-	rtr_pop();
 	if (j->call.mode != WIRE_MODE_DO)
 		rtr_comm(
 		    DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer, j->id,
@@ -2231,7 +2262,8 @@ exec_main(void *arg)
 				continue;
 			}
 			if (!exec_idle_read())
-				pthread_cond_wait(&rt.jobs_cv, &rt.lock);
+				rt_cond_wait(&rt.jobs_cv, &rt.lock, NULL,
+				             DWT_STATE_IDLE);
 		}
 		struct job *j = rt.jobs;
 		if (!j)

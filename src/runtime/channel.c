@@ -393,7 +393,9 @@ ch_call(dw_channel *ch, int op, const void *data, size_t dlen, int timeout_ms,
 	    [REQ_CH_PUT] = DW_CHAN_PUT,     [REQ_CH_TAKE] = DW_CHAN_TAKE,
 	    [REQ_CH_FETCH] = DW_CHAN_FETCH, [REQ_CH_READY] = DW_CHAN_READY,
 	    [REQ_CH_WAIT] = DW_CHAN_WAIT,   [REQ_CH_CLOSE] = DW_CHAN_CLOSE};
-	rtr_user_thread();
+	/* a put waits for room, the others for a value or an answer */
+	RTR_WAITS(op == REQ_CH_PUT ? DWT_STATE_BLOCKING_SEND
+	                           : DWT_STATE_WAITING_MESSAGE);
 	rtr_event(DW_EV_CHANNEL, (uint64_t)evs[op]);
 	int err =
 	    req_call(ch->owner, op, b, 8, data, dlen, timeout_ms, res, reslen);
@@ -416,7 +418,7 @@ dw_channel_new(int pid, size_t capacity, dw_channel **out)
 	wire_put_u64(b, capacity);
 	void *r;
 	size_t n;
-	rtr_user_thread();
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
 	int err = req_call(pid, REQ_CH_NEW, b, 8, NULL, 0, 30000, &r, &n);
 	if (err == DW_OK && n != 8)
 		err = DW_EPROTO;

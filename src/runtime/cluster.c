@@ -408,6 +408,7 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 		       -DW_ESTATE;
 	if (n <= 0 || !m || !m->launch)
 		return rt_set_err(0, "nothing to launch"), -DW_EINVAL;
+	RTR_WAITS(DWT_STATE_STARTUP_LATENCY);
 	dw_launch l = {.m = m, .n = n};
 	if (!(l.joined = calloc((size_t)n, sizeof *l.joined)))
 		return -DW_ENOMEM;
@@ -415,10 +416,7 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 	l.first_id = rt.next_id;
 	rt.next_id += n;
 	pthread_mutex_unlock(&rt.lock);
-	rtr_user_thread();
-	rtr_push(DWT_STATE_STARTUP_LATENCY);
 	int err = m->launch(m->self, n, &l);
-	rtr_pop();
 	if (l.njoined == 0) {
 		rt_set_err(0, "%s", l.why[0] ? l.why : "no worker started");
 		free(l.joined);
@@ -535,7 +533,8 @@ cl_wait_gone(const int *ids, int n, int timeout_ms)
 		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
 	pthread_mutex_lock(&rt.lock);
 	while (!cl_all_gone(ids, n))
-		if (pthread_cond_timedwait(&rt.cv, &rt.lock, &dl) != 0)
+		if (rt_cond_wait(&rt.cv, &rt.lock, &dl,
+		                 DWT_STATE_SYNCHRONIZATION) != 0)
 			break;
 	pthread_mutex_unlock(&rt.lock);
 }
@@ -565,8 +564,7 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 	int err = DW_OK;
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
-	rtr_user_thread();
-	rtr_push(DWT_STATE_OVERHEAD);
+	RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
 	cl_leave_sync(ids, n);
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&rt.lock);
@@ -596,7 +594,6 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 		if (late)
 			cl_worker_lost(w, "did not exit when removed");
 	}
-	rtr_pop();
 	if (err != DW_OK)
 		rt_set_err(0, "some ids were not workers");
 	return err;

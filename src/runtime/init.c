@@ -220,7 +220,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	rt.next_id = 2;
 	if (rtr_on)
 		dwt_set_thread_name("master");
-	rtr_user_thread();
+	RTR_WAITS(DWT_STATE_STARTUP_LATENCY); /* starting the runtime */
 	if ((err = loop_start()) != DW_OK) {
 		rt.role = RT_NONE;
 		return err;
@@ -252,11 +252,11 @@ dw_finalize(void)
 {
 	if (rt.role != RT_MASTER)
 		return DW_OK;
-	rtr_user_thread();
-	rtr_push(DWT_STATE_OVERHEAD);
-	dw_listen_close();
-	cl_shutdown();
-	rtr_pop();
+	{ /* closed before the tracer ends */
+		RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
+		dw_listen_close();
+		cl_shutdown();
+	}
 	rtr_master_finish();
 	rt.role = RT_NONE;
 	rt.myid = 0;

@@ -46,7 +46,7 @@ loop_run(void (*fn)(void *), void *arg)
 	rt.cmds = &c;
 	loop_wake();
 	while (!c.done)
-		pthread_cond_wait(&rt.cv, &rt.lock);
+		rt_cond_wait(&rt.cv, &rt.lock, NULL, DWT_STATE_SYNCHRONIZATION);
 	pthread_mutex_unlock(&rt.lock);
 }
 

@@ -360,7 +360,8 @@ peer_open(int pid, char *why, size_t wl)
 		pthread_mutex_lock(&pr_lock);
 		struct peer *p = peer_get(pid);
 		while (p->state == P_OPENING)
-			if (pthread_cond_timedwait(&pr_cv, &pr_lock, &dl))
+			if (rt_cond_wait(&pr_cv, &pr_lock, &dl,
+			                 DWT_STATE_BLOCKING_SEND))
 				break;
 		int st = p->state;
 		pthread_mutex_unlock(&pr_lock);
@@ -398,7 +399,8 @@ peer_conn(int pid, int *err)
 			struct timespec dl;
 			clock_gettime(CLOCK_REALTIME, &dl);
 			dl.tv_sec += PEER_WAIT_MS / 1000 + 1;
-			if (pthread_cond_timedwait(&pr_cv, &pr_lock, &dl)) {
+			if (rt_cond_wait(&pr_cv, &pr_lock, &dl,
+			                 DWT_STATE_BLOCKING_SEND)) {
 				*err = DW_ETIMEDOUT;
 				rt_set_err(pid, "no link to worker %d in time",
 				           pid);

@@ -13,7 +13,6 @@
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
-#define PMAP_FN       "dwork:pmap"
 #define PMAP_DEPTH    2   /* batches in flight per process */
 #define PMAP_AUTO_MAX 256 /* largest automatic batch */
 
@@ -93,9 +92,87 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 	return dw_reply_take(r, out.p ? out.p : malloc(1), out.n);
 }
 
+static int
+carry_batch(int kind, const void *arg, size_t len, dw_reply *r)
+{
+	rtr_event(DW_EV_BATCH, (uint64_t)kind);
+	int rc = pmap_batch(arg, len, r);
+	rtr_event(DW_EV_BATCH, 0);
+	return rc;
+}
+
+static int
+carry_pmap(const void *arg, size_t len, dw_reply *r)
+{
+	return carry_batch(DW_BATCH_PMAP, arg, len, r);
+}
+
+static int
+carry_for(const void *arg, size_t len, dw_reply *r)
+{
+	return carry_batch(DW_BATCH_FOR, arg, len, r);
+}
+
+/* Arg: u16 name length, name, the user's argument; the result is the
+ * user function's. */
+static int
+carry_one(int kind, const void *arg, size_t len, dw_reply *r)
+{
+	const unsigned char *p = arg;
+	size_t nl = len >= 2 ? wire_get_u16(p) : 0;
+	if (nl == 0 || nl > WIRE_NAME_MAX || nl > len - 2)
+		return dw_reply_error(r, "malformed carried call");
+	void *res;
+	size_t rl;
+	char err[512];
+	rtr_event(DW_EV_BATCH, (uint64_t)kind);
+	int rc = call_invoke((const char *)p + 2, nl, p + 2 + nl, len - 2 - nl,
+	                     &res, &rl, err, sizeof err);
+	rtr_event(DW_EV_BATCH, 0);
+	if (rc)
+		return dw_reply_error(r, "%s", err);
+	return res ? dw_reply_take(r, res, rl) : 0;
+}
+
+static int
+carry_everywhere(const void *arg, size_t len, dw_reply *r)
+{
+	return carry_one(DW_BATCH_EVERYWHERE, arg, len, r);
+}
+
+static int
+carry_spawn(const void *arg, size_t len, dw_reply *r)
+{
+	return carry_one(DW_BATCH_SPAWN, arg, len, r);
+}
+
 static void __attribute__((constructor)) pmap_register(void)
 {
-	dw_register(PMAP_FN, pmap_batch);
+	dw_register(PMAP_FN, carry_pmap);
+	dw_register(FOR_FN, carry_for);
+	dw_register(EVERYWHERE_FN, carry_everywhere);
+	dw_register(SPAWN_FN, carry_spawn);
+}
+
+void *
+work_carry(const char *fn, const void *arg, size_t len, size_t *out)
+{
+	size_t nl = fn ? strlen(fn) : 0;
+	if (nl == 0 || nl > WIRE_NAME_MAX) {
+		rt_set_err(0, "invalid function name");
+		return NULL;
+	}
+	unsigned char *p = malloc(2 + nl + len);
+	if (!p) {
+		rt_set_err(0, "out of memory");
+		return NULL;
+	}
+	wire_put_u16(p, (uint16_t)nl);
+	memcpy(p + 2, fn, nl);
+	if (len)
+		memcpy(p + 2 + nl, arg, len);
+	*out = 2 + nl + len;
+	return p;
 }
 
 /* ---- the caller's side ---- */
@@ -118,6 +195,7 @@ struct pm_worker {
 
 struct pm {
 	const char *fn;
+	const char *carrier; /* PMAP_FN or FOR_FN */
 	const dw_buf *in;
 	size_t n;
 	dw_result *out;
@@ -289,7 +367,7 @@ pm_send(struct pm *pm, struct pm_worker *w)
 		w->inflight++;
 		b->next = pm->flight;
 		pm->flight = b;
-		err = call_async(w->id, 0, PMAP_FN, arg, len, pm_notify, b,
+		err = call_async(w->id, 0, pm->carrier, arg, len, pm_notify, b,
 		                 &b->f);
 		free(arg);
 		if (err == DW_OK)
@@ -393,7 +471,7 @@ pm_wait(struct pm *pm, uint64_t deadline)
 	exec_block_begin();
 	pthread_mutex_lock(&rt.lock);
 	if (!pm->dhead)
-		pthread_cond_timedwait(&pm->cv, &rt.lock, &dl);
+		rt_cond_wait(&pm->cv, &rt.lock, &dl, DWT_STATE_SCHEDULING);
 	struct pm_batch *d = pm->dhead;
 	pm->dhead = NULL;
 	pthread_mutex_unlock(&rt.lock);
@@ -497,9 +575,19 @@ pm_fill(struct pm *pm, int err)
 	pm->stop = keep;
 }
 
+static int pm_main(const char *carrier, const char *fn, const dw_buf *in,
+                   size_t n, dw_result *out, const dw_pmap_options *opts);
+
 DW_API int
 dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
         const dw_pmap_options *opts)
+{
+	return pm_main(PMAP_FN, fn, in, n, out, opts);
+}
+
+static int
+pm_main(const char *carrier, const char *fn, const dw_buf *in, size_t n,
+        dw_result *out, const dw_pmap_options *opts)
 {
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX || (n && (!in || !out)))
@@ -507,8 +595,9 @@ dw_pmap(const char *fn, const dw_buf *in, size_t n, dw_result *out,
 	memset(out, 0, n * sizeof *out);
 	if (n == 0)
 		return DW_OK;
-	rtr_user_thread();
-	struct pm pm = {.fn = fn, .in = in, .n = n, .out = out};
+	RTR_WAITS(DWT_STATE_SCHEDULING);
+	struct pm pm = {
+	    .fn = fn, .carrier = carrier, .in = in, .n = n, .out = out};
 	int err = pm_setup(&pm, opts);
 	if (err == DW_OK) {
 		err = pm_run(&pm, opts ? opts->timeout_ms : 0);
@@ -594,11 +683,17 @@ DW_API int
 dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
                       int timeout_ms)
 {
+	size_t clen;
+	void *carried = work_carry(fn, arg, len, &clen);
+	if (!carried)
+		return fn && *fn ? DW_ENOMEM : DW_EINVAL;
 	int *ids;
 	int n = work_procs(&ids, 1);
-	if (n < 0)
+	if (n < 0) {
+		free(carried);
 		return -n;
-	rtr_user_thread();
+	}
+	RTR_WAITS(DWT_STATE_SCHEDULING);
 	dw_future **fs = calloc((size_t)n + 1, sizeof *fs);
 	struct ew e = {.left = 0};
 	pthread_cond_init(&e.cv, NULL);
@@ -611,8 +706,8 @@ dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
 			pthread_mutex_lock(&rt.lock);
 			e.left++;
 			pthread_mutex_unlock(&rt.lock);
-			if (call_async(ids[i], 0, fn, arg, len, ew_notify, &e,
-			               &fs[i]) != DW_OK) {
+			if (call_async(ids[i], 0, EVERYWHERE_FN, carried, clen,
+			               ew_notify, &e, &fs[i]) != DW_OK) {
 				pthread_mutex_lock(&rt.lock);
 				e.left--;
 				pthread_mutex_unlock(&rt.lock);
@@ -627,7 +722,7 @@ dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
 		struct timespec dl;
 		clock_gettime(CLOCK_REALTIME, &dl);
 		dl.tv_sec += 1;
-		pthread_cond_timedwait(&e.cv, &rt.lock, &dl);
+		rt_cond_wait(&e.cv, &rt.lock, &dl, DWT_STATE_SCHEDULING);
 		if (timeout_ms >= 0 && e.left > 0 && rt_now_ms() >= end)
 			err = DW_ETIMEDOUT;
 	}
@@ -642,6 +737,7 @@ dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
 	pthread_cond_destroy(&e.cv);
 	free(fs);
 	free(ids);
+	free(carried);
 	return err;
 }
 
@@ -671,6 +767,15 @@ dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
 	return DW_OK;
 }
 
+/* The reducer is the user's code: Running, inside the loop's wait. */
+static int
+for_reduce(dw_reduce_fn reduce, void **res, size_t *reslen,
+           const dw_result *part, void *ctx)
+{
+	RTR_IN(DWT_STATE_RUNNING);
+	return reduce(res, reslen, part->data, part->len, ctx);
+}
+
 DW_API int
 dw_distributed_for(const char *fn, int64_t lo, int64_t hi, const void *arg,
                    size_t len, dw_reduce_fn reduce, void *ctx, void **res,
@@ -692,6 +797,7 @@ dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
 		*reslen = 0;
 	if (hi < lo || (reduce && (!res || !reslen)))
 		return rt_set_err(0, "bad loop arguments"), DW_EINVAL;
+	RTR_WAITS(DWT_STATE_SCHEDULING);
 	int nw = dw_pool_workers(dw_default_pool(), NULL, 0);
 	if (nw <= 0)
 		return rt_set_err(0, "no process to run on"), DW_ENOTFOUND;
@@ -716,9 +822,9 @@ dw_distributed_for_timeout(const char *fn, int64_t lo, int64_t hi,
 	                     .on_error = DW_PMAP_STOP,
 	                     .timeout_ms = timeout_ms};
 	if (err == DW_OK)
-		err = dw_pmap(fn, in, parts, out, &o);
+		err = pm_main(FOR_FN, fn, in, parts, out, &o);
 	for (size_t i = 0; err == DW_OK && reduce && i < parts; i++)
-		if (reduce(res, reslen, out[i].data, out[i].len, ctx) != 0) {
+		if (for_reduce(reduce, res, reslen, &out[i], ctx) != 0) {
 			rt_set_err(0, "the reduction failed at range %zu", i);
 			err = DW_EINVAL;
 		}

@@ -202,7 +202,7 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 	clock_gettime(CLOCK_REALTIME, &dl);
 	uint64_t end =
 	    rt_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-	rtr_user_thread();
+	RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
 	for (;;) {
 		int *v;
 		int n = pool_members(p, &v);
@@ -222,7 +222,8 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 			if (dl.tv_nsec >= 1000000000L)
 				dl.tv_sec++, dl.tv_nsec -= 1000000000L;
 			exec_block_begin();
-			pthread_cond_timedwait(&p->cv, &p->lock, &dl);
+			rt_cond_wait(&p->cv, &p->lock, &dl,
+			             DWT_STATE_SYNCHRONIZATION);
 			exec_block_end();
 			id = pool_pick(p, v, n);
 		}
@@ -475,6 +476,7 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 {
 	static unsigned next;
 	*out = NULL;
+	RTR_WAITS(DWT_STATE_SCHEDULING);
 	int *v;
 	int n = pool_members(&default_pool, &v);
 	if (n <= 0) {
@@ -489,5 +491,11 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 	if (pid)
 		*pid = id;
 	pool_prepare(&default_pool, id);
-	return dw_remotecall(id, fn, arg, len, out);
+	size_t clen;
+	void *carried = work_carry(fn, arg, len, &clen);
+	if (!carried)
+		return fn && *fn ? DW_ENOMEM : DW_EINVAL;
+	int err = dw_remotecall(id, SPAWN_FN, carried, clen, out);
+	free(carried);
+	return err;
 }

@@ -46,22 +46,18 @@ lw_wait(struct lwait *lw, int timeout_ms)
 	}
 	int err = DW_OK;
 	pthread_mutex_lock(&lw_lock);
-	if (!lw->done)
-		rtr_push(DWT_STATE_WAITING_MESSAGE);
-	int pushed = !lw->done;
 	while (!lw->done) {
 		if (timeout_ms < 0) {
-			pthread_cond_wait(&lw->cv, &lw_lock);
+			rt_cond_wait(&lw->cv, &lw_lock, NULL,
+			             DWT_STATE_WAITING_MESSAGE);
 		} else if (timeout_ms == 0 ||
-		           pthread_cond_timedwait(&lw->cv, &lw_lock, &dl) !=
-		               0) {
+		           rt_cond_wait(&lw->cv, &lw_lock, &dl,
+		                        DWT_STATE_WAITING_MESSAGE) != 0) {
 			err = lw->done ? DW_OK : DW_ETIMEDOUT;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&lw_lock);
-	if (pushed)
-		rtr_pop();
 	return err;
 }
 
@@ -298,6 +294,12 @@ work_labels(void)
 	dwt_define_type(DW_EV_PMAP_ITEM, "dwork: pmap item running (index+1)");
 	dwt_define_value(DW_EV_PMAP_ITEM, 0, "End");
 	dwt_define_type(DW_EV_PEER, "dwork: worker-to-worker link opened");
+	static const char *const kinds[] = {"End", "pmap batch",
+	                                    "distributed_for range",
+	                                    "everywhere", "spawn"};
+	dwt_define_type(DW_EV_BATCH, "dwork: user functions carried by");
+	for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		dwt_define_value(DW_EV_BATCH, i, kinds[i]);
 }
 
 void

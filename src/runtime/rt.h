@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <dwork/dwork.h>
 
@@ -151,11 +152,26 @@ void call_fail_all(void);
 int call_start_executors(int n);
 void call_stop_executors(void);
 dw_fn call_lookup(const char *name, size_t len);
+/* 1 for the runtime's carriers of user functions ("dwork:…" names). */
+int call_is_carrier(const char *name, size_t len);
 /* Calls fn(name) for every registered function. */
 void call_each_function(void (*fn)(const char *name));
 
 /* worker.c */
 int worker_main(int *argc, char ***argv);
 int worker_is_worker(int argc, char **argv);
+
+/* wait.c: the runtime's only wait on a condition variable.  The calling
+ * thread is recorded in `state` (a DWT_STATE_*) while it waits, unless
+ * it is inside a blocking call's wait scope (RTR_WAITS, rtrace.h), whose
+ * state then stands.  dl is an absolute time on cv's clock, NULL waits
+ * without a limit.  Returns what pthread_cond_(timed)wait returns.
+ * The raw waits are poisoned below so that no wait can forget its state
+ * (docs/tracing.md, "How waits are recorded"). */
+int rt_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m,
+                 const struct timespec *dl, uint32_t state);
+#ifndef RT_WAIT_IMPL
+#pragma GCC poison pthread_cond_wait pthread_cond_timedwait
+#endif
 
 #endif

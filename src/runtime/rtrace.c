@@ -50,6 +50,8 @@ static const char *const msg_names[] = {
 void
 rtr_label_function(const char *name)
 {
+	if (call_is_carrier(name, strlen(name)))
+		return; /* never a DW_EV_FUNCTION value (pmap.c) */
 	uint32_t id = dw_function_id(name);
 	dwt_define_value(DW_EV_FUNCTION, id, name);
 	dwt_define_value(DW_EV_CALL, id, name);
@@ -107,7 +109,7 @@ rtr_thread_start(const char *name, uint32_t base_state)
 		return;
 	user_based = 1; /* an executor calling out keeps its own base state */
 	dwt_set_thread_name(name);
-	dwt_state_push(base_state);
+	rtr_push(base_state);
 }
 
 void
@@ -116,7 +118,7 @@ rtr_user_thread(void)
 	if (!rtr_on || user_based)
 		return;
 	user_based = 1;
-	dwt_state_push(DWT_STATE_RUNNING);
+	rtr_push(DWT_STATE_RUNNING);
 }
 
 /* ---- master: the switch ---- */
@@ -420,8 +422,9 @@ rtr_master_finish(void)
 		return;
 	conn_frame_hook = NULL;
 	if (user_based)
-		dwt_state_pop();
+		rtr_pop();
 	user_based = 0;
+	rtr_depth = 0;
 	dwt_fini();
 	rtr_on = 0;
 	char path[sizeof tr_dir + 64];
@@ -462,7 +465,6 @@ rtr_sync_wait(struct worker *w, int ms)
 {
 	if (!rtr_on)
 		return;
-	rtr_push(DWT_STATE_SYNCHRONIZATION);
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += ms / 1000;
@@ -471,10 +473,10 @@ rtr_sync_wait(struct worker *w, int ms)
 		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
 	pthread_mutex_lock(&rt.lock);
 	while (w->sync_left > 0 && w->state != W_GONE)
-		if (pthread_cond_timedwait(&rt.cv, &rt.lock, &dl) != 0)
+		if (rt_cond_wait(&rt.cv, &rt.lock, &dl,
+		                 DWT_STATE_SYNCHRONIZATION) != 0)
 			break;
 	pthread_mutex_unlock(&rt.lock);
-	rtr_pop();
 }
 
 void

@@ -42,19 +42,71 @@ void rtr_thread_start(const char *name, uint32_t base_state);
 /* A master user thread entering a dwork call: Running is its base. */
 void rtr_user_thread(void);
 
+/*
+ * The states the runtime pushes on a thread, mirrored per thread so that
+ * a wait knows what the thread is already in (wait.c).  An entry with
+ * RTR_SCOPE set was pushed by a blocking call's wait scope.
+ */
+#define RTR_STACK 32
+#define RTR_SCOPE 0x80000000u
+extern __thread uint32_t rtr_stack[RTR_STACK];
+extern __thread int rtr_depth;
+
+static inline void
+rtr_push_as(uint32_t entry)
+{
+	if (__builtin_expect(rtr_on, 0)) {
+		if (rtr_depth < RTR_STACK)
+			rtr_stack[rtr_depth] = entry;
+		rtr_depth++;
+		dwt_state_push(entry & ~RTR_SCOPE);
+	}
+}
+
 static inline void
 rtr_push(uint32_t state)
 {
-	if (__builtin_expect(rtr_on, 0))
-		dwt_state_push(state);
+	rtr_push_as(state);
 }
 
 static inline void
 rtr_pop(void)
 {
-	if (__builtin_expect(rtr_on, 0))
+	if (__builtin_expect(rtr_on, 0)) {
+		if (rtr_depth > 0)
+			rtr_depth--;
 		dwt_state_pop();
+	}
 }
+
+/*
+ * Wait scopes (wait.c, docs/tracing.md "How waits are recorded").  Every
+ * public blocking call opens one at its top:
+ *
+ *     RTR_WAITS(DWT_STATE_SCHEDULING);
+ *
+ * so the calling thread is in that state for the whole call (a master
+ * user thread gets its Running base first), and every wait inside it
+ * (rt_cond_wait) keeps that state; a call nested in it opens its own, the
+ * innermost shows.  The scope closes when the block it is in ends,
+ * whatever the return path.  RTR_IN(state) puts the thread in state
+ * for the rest of its block inside a call (sending: Blocking send; a
+ * reducer the call runs for the user: Running).
+ */
+enum rtr_wait_kind {
+	RTR_WAIT_PRIMITIVE = 0, /* rt_cond_wait: keeps an enclosing scope */
+	RTR_WAIT_SCOPE = 1,     /* a blocking call's scope */
+	RTR_WAIT_PUSH = 2,      /* a state of its own inside a call */
+};
+/* Returns 1 when it pushed a state (rtr_wait_end pops it). */
+int rtr_wait_begin(uint32_t state, int kind);
+void rtr_wait_end(int *pushed);
+#define RTR_WAITS(state)                                                       \
+	__attribute__((cleanup(rtr_wait_end))) int rtr_waits_                  \
+	    __attribute__((unused)) = rtr_wait_begin(state, RTR_WAIT_SCOPE)
+#define RTR_IN(state)                                                          \
+	__attribute__((cleanup(rtr_wait_end))) int rtr_in_                     \
+	    __attribute__((unused)) = rtr_wait_begin(state, RTR_WAIT_PUSH)
 
 static inline void
 rtr_event(uint32_t type, uint64_t value)

@@ -16,6 +16,19 @@
 struct conn;
 struct wire_hdr;
 
+/* The carriers (pmap.c): registered functions that run the user's, whose
+ * names they carry first in their argument (u16 length, name), marked in
+ * the trace as DW_EV_BATCH while the user's runs carry their own names
+ * (call_run).  Every "dwork:…" name is one. */
+#define PMAP_FN       "dwork:pmap"
+#define FOR_FN        "dwork:for"
+#define EVERYWHERE_FN "dwork:everywhere"
+#define SPAWN_FN      "dwork:spawn"
+
+/* A carrier's argument (pmap.c): u16 length and name of fn, then arg;
+ * malloc'd, or NULL with the reason set. */
+void *work_carry(const char *fn, const void *arg, size_t len, size_t *out);
+
 /* ---- requests (request.c, and the requester's side in call.c) ---- */
 
 enum req_op {

@@ -345,7 +345,7 @@ worker_main(int *argc, char ***argv)
 	rtr_thread_start("worker main", DWT_STATE_IDLE);
 	pthread_mutex_lock(&rt.lock);
 	while (!rt.exiting)
-		pthread_cond_wait(&rt.cv, &rt.lock);
+		rt_cond_wait(&rt.cv, &rt.lock, NULL, DWT_STATE_IDLE);
 	pthread_mutex_unlock(&rt.lock);
 	rtr_worker_exit(rt.master);
 	exit(0);

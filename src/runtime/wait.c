@@ -1,0 +1,63 @@
+/*
+ * How a thread's waits are recorded (docs/tracing.md, "How waits are
+ * recorded").  Two entry points, one rule: every condition-variable wait
+ * of the runtime is rt_cond_wait, which names the state of that wait (the
+ * raw pthread waits are poisoned in rt.h, so no wait can be written
+ * without one), and every public blocking call opens a wait scope
+ * (RTR_WAITS) naming the state of the whole call, which the waits inside
+ * it keep.  What the thread is already in is read from the runtime's
+ * mirror of the states it pushed, never from the tracer.
+ */
+#define RT_WAIT_IMPL /* this file is the one that may wait directly */
+#include "runtime/rt.h"
+#include "runtime/rtrace.h"
+
+__thread uint32_t rtr_stack[RTR_STACK];
+__thread int rtr_depth;
+
+/* The entry on top of this thread's mirror; 0 with the scope bit clear
+ * and an impossible state when unknown (empty, or deeper than kept). */
+static uint32_t
+wait_top(void)
+{
+	if (rtr_depth <= 0 || rtr_depth > RTR_STACK)
+		return UINT32_MAX & ~RTR_SCOPE;
+	return rtr_stack[rtr_depth - 1];
+}
+
+int
+rtr_wait_begin(uint32_t state, int kind)
+{
+	if (!rtr_on)
+		return 0;
+	if (kind == RTR_WAIT_SCOPE)
+		rtr_user_thread(); /* its Running base goes below */
+	uint32_t top = wait_top();
+	if (kind == RTR_WAIT_PRIMITIVE &&
+	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
+		return 0; /* the enclosing call's state stands */
+	uint32_t entry = kind == RTR_WAIT_SCOPE ? state | RTR_SCOPE : state;
+	if (top == entry)
+		return 0; /* a call nested in one of its own kind */
+	rtr_push_as(entry);
+	return 1;
+}
+
+void
+rtr_wait_end(int *pushed)
+{
+	if (*pushed && rtr_on)
+		rtr_pop();
+	*pushed = 0;
+}
+
+int
+rt_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *dl,
+             uint32_t state)
+{
+	int pushed = rtr_wait_begin(state, RTR_WAIT_PRIMITIVE);
+	int r =
+	    dl ? pthread_cond_timedwait(cv, m, dl) : pthread_cond_wait(cv, m);
+	rtr_wait_end(&pushed);
+	return r;
+}
