@@ -446,6 +446,239 @@ check_catches(const char *dir)
 	free(good);
 }
 
+/* ---- the known answer: paramedir's figures for a stored trace ---- */
+
+#define PM_MAXROW 32
+#define PM_MAXCOL 32
+
+/* A paramedir histogram: a header of column names, then one row a
+ * thread, up to the first empty line (Paraver's totals follow). */
+typedef struct pm_table {
+	int nrow, ncol;
+	char col[PM_MAXCOL][128];
+	char row[PM_MAXROW][128];
+	double v[PM_MAXROW][PM_MAXCOL];
+} pm_table;
+
+/* The tab-separated fields of line (modified in place). */
+static int
+pm_split(char *line, char **f, int max)
+{
+	int n = 0;
+	for (char *p = line; n < max;) {
+		f[n++] = p;
+		p = strchr(p, '\t');
+		if (!p)
+			break;
+		*p++ = 0;
+	}
+	while (n && !*f[n - 1]) /* the trailing tab */
+		n--;
+	return n;
+}
+
+static void
+pm_read(const char *path, pm_table *t)
+{
+	char *text = slurp(path);
+	REQUIRE(text);
+	memset(t, 0, sizeof *t);
+	char *save = NULL;
+	char *line = strtok_r(text, "\n", &save);
+	REQUIRE(line);
+	char *f[PM_MAXCOL + 1];
+	int n = pm_split(line, f, PM_MAXCOL + 1);
+	REQUIRE(n >= 2 && !*f[0]);
+	for (int i = 1; i < n; i++)
+		snprintf(t->col[t->ncol++], sizeof t->col[0], "%s", f[i]);
+	/* strtok_r skips empty lines, so stop at the first totals row */
+	while ((line = strtok_r(NULL, "\n", &save)) &&
+	       strncmp(line, "Total\t", 6)) {
+		REQUIRE(t->nrow < PM_MAXROW);
+		n = pm_split(line, f, PM_MAXCOL + 1);
+		REQUIRE(n == t->ncol + 1);
+		snprintf(t->row[t->nrow], sizeof t->row[0], "%s", f[0]);
+		for (int i = 1; i < n; i++)
+			t->v[t->nrow][i - 1] = strtod(f[i], NULL);
+		t->nrow++;
+	}
+	free(text);
+}
+
+/* What `dwork stats` says: per thread (in trace order) ns per state
+ * name, from --csv, and the % column of the report. */
+typedef struct st_thread {
+	char name[128];
+	int nstate;
+	char state[PM_MAXCOL][128];
+	double ns[PM_MAXCOL], pct[PM_MAXCOL];
+} st_thread;
+
+typedef struct st_stats {
+	int nthread;
+	st_thread th[PM_MAXROW];
+	double elapsed_ns;
+} st_stats;
+
+static char *
+run_stats(const char *args)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' stats %s", DWORK_TOOL_PATH, args);
+	FILE *p = popen(cmd, "r");
+	REQUIRE(p);
+	size_t n = 0, cap = 1 << 16;
+	char *out = malloc(cap);
+	REQUIRE(out);
+	for (size_t r; (r = fread(out + n, 1, cap - n - 1, p)) > 0;) {
+		n += r;
+		if (cap - n < 4096) {
+			cap *= 2;
+			out = realloc(out, cap);
+			REQUIRE(out);
+		}
+	}
+	out[n] = 0;
+	CHECK(pclose(p) == 0);
+	return out;
+}
+
+/* --csv: "thread,T,H,,NAME,,," then "state,T,H,S,NAME,COUNT,NS,MAX". */
+static void
+st_read_csv(char *csv, st_stats *s)
+{
+	char *save = NULL;
+	for (char *l = strtok_r(csv, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char name[128];
+		double ns;
+		if (!strncmp(l, "thread,", 7)) {
+			REQUIRE(s->nthread < PM_MAXROW);
+			st_thread *t = &s->th[s->nthread++];
+			const char *p = l;
+			for (int i = 0; i < 4 && p; i++)
+				p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+			REQUIRE(p);
+			snprintf(t->name, sizeof t->name, "%.*s",
+			         (int)strcspn(p, ","), p);
+		} else if (!strncmp(l, "state,", 6) && s->nthread) {
+			st_thread *t = &s->th[s->nthread - 1];
+			REQUIRE(sscanf(l, "state,%*u,%*u,%*u,%127[^,],%*u,%lf",
+			               name, &ns) == 2 &&
+			        t->nstate < PM_MAXCOL);
+			snprintf(t->state[t->nstate], sizeof t->state[0], "%s",
+			         name);
+			t->ns[t->nstate++] = ns;
+		} else if (!strncmp(l, "metric,,,elapsed_ns,", 20)) {
+			REQUIRE(sscanf(l, "metric,,,elapsed_ns,elapsed,,%lf",
+			               &s->elapsed_ns) == 1);
+		}
+	}
+}
+
+/* The report's "Time per state" lines end "TIME  %  BURSTS", one a
+ * state, in the order --csv lists them. */
+static void
+st_read_report(char *rep, st_stats *s)
+{
+	char *save = NULL;
+	int in = 0, th = 0, k = 0, total = 0;
+	for (char *l = strtok_r(rep, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "Time per state", 14)) {
+			in = 1;
+			continue;
+		}
+		if (!in || strstr(l, " bursts"))
+			continue;
+		if (*l != ' ')
+			break; /* the next section */
+		double pct;
+		char *end = l + strlen(l), *p2 = NULL;
+		for (int i = 0; i < 2; i++) { /* back over bursts, then % */
+			while (end > l && end[-1] == ' ')
+				end--;
+			while (end > l && end[-1] != ' ')
+				end--;
+			p2 = end;
+		}
+		REQUIRE(sscanf(p2, "%lf", &pct) == 1);
+		while (th < s->nthread && k >= s->th[th].nstate) {
+			th++;
+			k = 0;
+		}
+		REQUIRE(th < s->nthread);
+		s->th[th].pct[k++] = pct;
+		total++;
+	}
+	int want = 0;
+	for (int i = 0; i < s->nthread; i++)
+		want += s->th[i].nstate;
+	CHECK(total == want);
+}
+
+static double
+st_ns(const st_thread *t, const char *state, double *pct)
+{
+	for (int i = 0; i < t->nstate; i++)
+		if (!strcmp(t->state[i], state)) {
+			*pct = t->pct[i];
+			return t->ns[i];
+		}
+	*pct = 0;
+	return 0;
+}
+
+/* paramedir's Time (ns) and % Time against dwork stats, cell by cell;
+ * a state paramedir shows as 0 is one stats may leave out.  paramedir
+ * prints 2 decimals, the report 1. */
+static void
+check_known_answer(void)
+{
+	static pm_table time_t_, pct_t;
+	static st_stats s;
+	pm_read(DW_PARAMEDIR_DATA "/states_profile.txt", &time_t_);
+	pm_read(DW_PARAMEDIR_DATA "/runtime_states.txt", &pct_t);
+	char *csv = run_stats("--csv '" DW_PARAMEDIR_DATA "/trace.prv'");
+	char *rep = run_stats("'" DW_PARAMEDIR_DATA "/trace.prv'");
+	st_read_csv(csv, &s);
+	st_read_report(rep, &s);
+	free(csv);
+	free(rep);
+	REQUIRE(s.elapsed_ns > 0);
+	CHECK(time_t_.nrow == s.nthread && pct_t.nrow == s.nthread);
+	CHECK(!strcmp(time_t_.col[0], "Idle") && !strcmp(pct_t.col[0], "Idle"));
+	int cells = 0;
+	for (int r = 0; r < time_t_.nrow && r < s.nthread; r++) {
+		const st_thread *t = &s.th[r];
+		CHECK(!strcmp(time_t_.row[r], t->name));
+		double row_pct = 0;
+		for (int c = 0; c < time_t_.ncol; c++) {
+			double pct, ns = st_ns(t, time_t_.col[c], &pct);
+			double want_ns = time_t_.v[r][c],
+			       want_pct = pct_t.v[r][c];
+			CHECK(!strcmp(time_t_.col[c], pct_t.col[c]));
+			CHECK(fabs(ns - want_ns) < 0.5);
+			CHECK(fabs(100.0 * ns / s.elapsed_ns - want_pct) <=
+			      0.0051);
+			CHECK(fabs(pct - want_pct) <= 0.0501);
+			if (fabs(ns - want_ns) >= 0.5 ||
+			    fabs(pct - want_pct) > 0.0501)
+				fprintf(stderr,
+				        "%s, %s: stats %.0f ns %.1f %%, "
+				        "paramedir %.0f ns %.2f %%\n",
+				        t->name, time_t_.col[c], ns, pct,
+				        want_ns, want_pct);
+			row_pct += want_pct;
+			cells++;
+		}
+		CHECK(fabs(row_pct - 100.0) < 0.05); /* Idle is in the total */
+	}
+	printf("known answer: %d cells of paramedir's Time and %% Time "
+	       "compared with dwork stats\n",
+	       cells);
+}
+
 int
 main(void)
 {
@@ -453,5 +686,6 @@ main(void)
 	printf("%d cfgs checked\n", n);
 	CHECK(n >= 8);
 	check_catches(DW_CFGS_DIR);
+	check_known_answer();
 	return tu_report("cfgs");
 }
