@@ -21,8 +21,10 @@
  * and the checks themselves are shown to catch the Idle-dropping
  * histogram they exist for.  Then the known answer: tests/data holds a
  * trace of the mandelbrot demo and the figures a real paramedir computed
- * from it with states_profile.cfg and runtime_states.cfg; `dwork stats`
- * on the same trace must give the same time and % per thread and state.
+ * from it with states_profile.cfg, runtime_states.cfg and
+ * useful_duration.cfg; `dwork stats` on the same trace must give the
+ * same time and % per thread and state, and the same Running time as
+ * the burst durations add up to.
  */
 #include <dirent.h>
 #include <math.h>
@@ -629,6 +631,63 @@ st_ns(const st_thread *t, const char *state, double *pct)
 	return 0;
 }
 
+/* Threads per task of the stored trace, from its header
+ * "...:NAPPL:NTASKS(NTH:NODE,...)"; returns the number of tasks. */
+static int
+prv_tasks(const char *prv, int *nth, int max)
+{
+	FILE *f = fopen(prv, "r");
+	REQUIRE(f);
+	char line[4096];
+	REQUIRE(fgets(line, sizeof line, f));
+	fclose(f);
+	char *p = strrchr(line, '(');
+	int n = 0;
+	while (p && (*p == '(' || *p == ',') && n < max) {
+		nth[n++] = (int)strtol(p + 1, &p, 10);
+		p = strpbrk(p, ",)");
+		if (p && *p == ')')
+			break;
+	}
+	return n;
+}
+
+/* paramedir's useful_duration.cfg timeline (object, begin, duration,
+ * value: a Running burst's length, else 0): per thread, the values add
+ * up to the Running time dwork stats reports. */
+static void
+check_useful_duration(const st_stats *s)
+{
+	int nth[PM_MAXROW],
+	    ntask = prv_tasks(DW_PARAMEDIR_DATA "/trace.prv", nth, PM_MAXROW);
+	double sum[PM_MAXROW] = {0};
+	FILE *f = fopen(DW_PARAMEDIR_DATA "/useful_duration.csv", "r");
+	REQUIRE(f);
+	char line[256];
+	int rows = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned a, t, h;
+		double b, d, v;
+		REQUIRE(sscanf(line, "%u.%u.%u\t%lf\t%lf\t%lf", &a, &t, &h, &b,
+		               &d, &v) == 6);
+		REQUIRE(a == 1 && t >= 1 && (int)t <= ntask && h >= 1 &&
+		        (int)h <= nth[t - 1]);
+		CHECK(v == 0 || v == d); /* a burst's value is its length */
+		int idx = (int)h - 1;
+		for (unsigned i = 1; i < t; i++)
+			idx += nth[i - 1];
+		REQUIRE(idx < PM_MAXROW);
+		sum[idx] += v;
+		rows++;
+	}
+	fclose(f);
+	CHECK(rows > 0);
+	for (int i = 0; i < s->nthread; i++) {
+		double pct, ns = st_ns(&s->th[i], "Running", &pct);
+		CHECK(fabs(sum[i] - ns) < 0.5);
+	}
+}
+
 /* paramedir's Time (ns) and % Time against dwork stats, cell by cell;
  * a state paramedir shows as 0 is one stats may leave out.  paramedir
  * prints 2 decimals, the report 1. */
@@ -674,6 +733,7 @@ check_known_answer(void)
 		}
 		CHECK(fabs(row_pct - 100.0) < 0.05); /* Idle is in the total */
 	}
+	check_useful_duration(&s);
 	printf("known answer: %d cells of paramedir's Time and %% Time "
 	       "compared with dwork stats\n",
 	       cells);
