@@ -7,7 +7,8 @@
  *
  * - useful time (Running on the master's user threads and on executors)
  *   per task is 130 / 160 / 50 ms (what the program measured around its
- *   sleeps, which a loaded machine can only lengthen), within 3 ms;
+ *   sleeps, which a loaded machine can only lengthen), within 3 ms, the
+ *   master's counted from when dw_init returned;
  * - a worker's threads have no record before the dw_addprocs that made
  *   it, only "Not created" (state 2);
  * - B's threads end inside its dw_rmprocs: "Not created" from then to the
@@ -27,7 +28,8 @@
 
 #define TL_MARK 1000u /* user event type: the master's step markers */
 enum {
-	MK_ADD_A = 1, /* just before dw_addprocs of A */
+	MK_START = 1, /* dw_init has returned */
+	MK_ADD_A,     /* just before dw_addprocs of A */
 	MK_ADD_A_DONE,
 	MK_ADD_B,
 	MK_ADD_B_DONE,
@@ -113,6 +115,7 @@ static void
 master_run(int *a, int *b, tl_known *k)
 {
 	dwt_define_type(TL_MARK, "truth_lifecycle: master step");
+	mark(MK_START);
 	k->useful[0] += nap(MASTER_WORK_1);
 	mark(MK_ADD_A);
 	REQUIRE(dw_addprocs(1, NULL, a) == 1);
@@ -315,25 +318,34 @@ tl_in_state(const tl_thread *th, uint32_t st, uint64_t b, uint64_t e)
 }
 
 static uint64_t
-tl_useful(const tl_trace *t, uint32_t task)
+tl_useful(const tl_trace *t, uint32_t task, uint64_t from)
 {
 	uint64_t sum = 0;
 	for (uint32_t j = 0; j < t->nthreads[task - 1]; j++) {
 		const tl_thread *th = &t->th[task - 1][j];
 		if (tl_counted(task, th))
-			sum += tl_in_state(th, DWT_STATE_RUNNING, 0, t->ftime);
+			sum +=
+			    tl_in_state(th, DWT_STATE_RUNNING, from, t->ftime);
 	}
 	return sum;
 }
 
+/* The master's useful time counts from MK_START: what dw_init does after
+ * it started the tracer is recorded as Running and is no work of the
+ * program's (printed, not asserted: it is the runtime's own CPU time,
+ * which a loaded machine stretches). */
 static void
 check_useful(const tl_trace *t, uint32_t task, uint64_t nominal_ms,
              uint64_t known)
 {
-	uint64_t got = tl_useful(t, task);
+	uint64_t from = task == 1 ? t->mark[MK_START] : 0;
+	uint64_t got = tl_useful(t, task, from);
 	printf("task %u: useful %.3f ms in the trace, %.3f ms measured by the "
 	       "program (nominal %llu ms)\n",
 	       task, got / 1e6, known / 1e6, (unsigned long long)nominal_ms);
+	if (task == 1)
+		printf("task 1: %.3f ms Running inside dw_init, not counted\n",
+		       (tl_useful(t, 1, 0) - got) / 1e6);
 	CHECK(known >= nominal_ms * MS);
 	CHECK(got + TOL_NS >= known);
 	CHECK(got <= known + TOL_NS);
