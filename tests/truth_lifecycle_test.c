@@ -15,6 +15,7 @@
  *   end of the trace, and no record of B after dw_rmprocs returned;
  * - the master waits in dw_addprocs in state 26 (Startup latency) and in
  *   dw_rmprocs in state 5 (Synchronization), never Running;
+ * - `dwork stats` reports the same useful time per task, to the ns;
  * - the strict checker passes with every flag.
  */
 #include <sys/stat.h>
@@ -432,6 +433,32 @@ check_removed(const tl_trace *t, uint32_t task, int rm, int done)
 	}
 }
 
+/* `dwork stats --csv` on the same trace: its "useful" rows (one a task,
+ * in task order) must be the Running time counted above, to the ns. */
+static void
+check_stats(const tl_trace *t, const char *prv)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "'%s' stats --csv '%s'", DWORK_TOOL_PATH,
+	         prv);
+	FILE *p = popen(cmd, "r");
+	REQUIRE(p);
+	char line[1024];
+	uint32_t task = 0;
+	while (fgets(line, sizeof line, p)) {
+		unsigned long long ns;
+		if (strncmp(line, "useful,", 7) ||
+		    sscanf(line, "useful,%*u,,,,,%llu", &ns) != 1)
+			continue;
+		task++;
+		REQUIRE(task <= t->ntasks);
+		printf("task %u: dwork stats useful %.3f ms\n", task, ns / 1e6);
+		CHECK_EQ_U64(ns, tl_useful(t, task, 0));
+	}
+	CHECK(pclose(p) == 0);
+	CHECK(task == t->ntasks);
+}
+
 static void
 check_trace(const char *prefix, int a, int b, const tl_known *k)
 {
@@ -458,6 +485,8 @@ check_trace(const char *prefix, int a, int b, const tl_known *k)
 	           DWT_STATE_SYNCHRONIZATION, "dw_addprocs (B)");
 	check_wait(&t, MK_RM_B, MK_RM_B_DONE, DWT_STATE_SYNCHRONIZATION,
 	           DWT_STATE_SYNCHRONIZATION, "dw_rmprocs (B)");
+	snprintf(path, sizeof path, "%s.prv", prefix);
+	check_stats(&t, path);
 	for (uint32_t i = 0; i < t.ntasks; i++)
 		for (uint32_t j = 0; j < t.nthreads[i]; j++)
 			free(t.th[i][j].st);
