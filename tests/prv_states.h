@@ -79,6 +79,43 @@ ps_load(const char *prefix, ps_trace *p)
 	return 0;
 }
 
+/* The time of the first event type = value in PREFIX.prv; UINT64_MAX
+ * when there is none. */
+static inline uint64_t
+ps_event_time(const char *prefix, uint64_t type, uint64_t value)
+{
+	char path[1024], line[8192];
+	uint64_t found = UINT64_MAX;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s.prv", prefix);
+	if (!(f = fopen(path, "r")))
+		return found;
+	while (found == UINT64_MAX && fgets(line, sizeof line, f)) {
+		uint64_t v[5], t;
+		char *s = line + 2;
+
+		if (strncmp(line, "2:", 2))
+			continue;
+		for (int i = 0; i < 5; i++)
+			v[i] = strtoull(s, &s, 10), s += *s == ':';
+		t = v[4];
+		while (*s && *s != '\n') {
+			uint64_t ty = strtoull(s, &s, 10), va;
+
+			s += *s == ':';
+			va = strtoull(s, &s, 10);
+			s += *s == ':';
+			if (ty == type && va == value) {
+				found = t;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* |a - b| <= tol */
 static inline bool
 ps_near(uint64_t a, uint64_t b, uint64_t tol)
