@@ -163,9 +163,9 @@ main(void)
 	      strstr(pcf, "work") && strstr(pcf, "User function"));
 	snprintf(path, sizeof path, "%s.row", prefix);
 	row = mt_slurp(path);
-	CHECK(row && strstr(row, "task 0 thread 0 (sender)") &&
-	      strstr(row, "task 0 thread 1 (helper)") &&
-	      strstr(row, "task 1 thread 0 (receiver)"));
+	CHECK(row && strstr(row, "task 1 thread 1 (sender)") &&
+	      strstr(row, "task 1 thread 2 (helper)") &&
+	      strstr(row, "task 2 thread 1 (receiver)"));
 	free(pcf);
 	free(row);
 	rd_errlist_free(&errs);

@@ -658,8 +658,8 @@ test_thread_garbled(void)
 
 	expected(exp);
 	thread_file(&f, false);
-	slot(&f, false, 0, 4, 9, 1, 0, 0); /* reserved kind instead of SYNC */
-	snprintf(msg, sizeof msg, "T: offset %llu: reserved record kind 9",
+	slot(&f, false, 0, 4, 10, 1, 0, 0); /* reserved kind instead of SYNC */
+	snprintf(msg, sizeof msg, "T: offset %llu: reserved record kind 10",
 	         (unsigned long long)slot_off(0, 4));
 	garbled(&f, exp, 6, 6, 8, 10, msg);
 	img_free(&f);

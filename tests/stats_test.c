@@ -92,20 +92,20 @@ golden(const char *dir)
 /* Worked out by hand from the records above (times relative to 1000). */
 static const char golden_csv[] =
     "table,task,thread,key,name,count,value,max\n"
-    "thread,0,0,,task 0 thread 0 (master),,,\n"
+    "thread,0,0,,task 1 thread 1 (master),,,\n"
     "state,0,0,0,Idle,1,400,400\n"    /* 700..1100 */
     "state,0,0,1,Running,2,300,200\n" /* 0..200, 600..700 */
     "state,0,0,3,Waiting a message,1,400,400\n"
     "sent,0,0,,,1,100,\n"
     "received,0,0,,,1,40,\n"
-    "thread,0,1,,task 0 thread 1 (dwork I/O),,,\n"
+    "thread,0,1,,task 1 thread 2 (dwork I/O),,,\n"
     "state,0,1,0,Idle,1,800,800\n"
     "state,0,1,2,Not created,1,100,100\n"
     "state,0,1,16,Send Receive,1,200,200\n"
-    "thread,1,0,,task 1 thread 0 (worker main),,,\n"
+    "thread,1,0,,task 2 thread 1 (worker main),,,\n"
     "state,1,0,0,Idle,1,1050,1050\n"
     "state,1,0,2,Not created,1,50,50\n"
-    "thread,1,1,,task 1 thread 1 (executor 1),,,\n"
+    "thread,1,1,,task 2 thread 2 (executor 1),,,\n"
     "state,1,1,0,Idle,3,500,250\n"    /* 150 + 250 + 100 */
     "state,1,1,1,Running,2,500,300\n" /* 200 + 300 */
     "state,1,1,2,Not created,1,100,100\n"
@@ -114,8 +114,8 @@ static const char golden_csv[] =
     "call,1,1,2,work,2,400,200\n"
     "sent,1,1,,,1,40,\n"
     "received,1,1,,,1,100,\n"
-    "thread,2,0,,task 2 thread 0,,,\n"
-    "thread,3,0,,task 3 thread 0 (executor 1),,,\n"
+    "thread,2,0,,task 3 thread 1,,,\n"
+    "thread,3,0,,task 4 thread 1 (executor 1),,,\n"
     "state,3,0,0,Idle,1,1100,1100\n"
     "call,,,1,\"other, \"\"quoted\"\"\",1,50,50\n"
     "call,,,2,work,2,400,200\n"

@@ -43,9 +43,11 @@ check_many(const char *dir)
 		                       &t) == DW_OK);
 		rd_rec r;
 		uint64_t last = 0, expect = 0, idx = UINT64_MAX, n = 0;
+		uint32_t kind = 0;
 		while (rd_thread_next(t, &r)) {
 			CHECK(r.ticks >= last);
 			last = r.ticks;
+			kind = r.kind;
 			if (r.kind != FMT_R_EVENT || r.u.event.type != EV_SEQ)
 				continue;
 			uint64_t w = r.u.event.value >> 32;
@@ -59,6 +61,7 @@ check_many(const char *dir)
 		}
 		if (idx < NTHREADS)
 			seen[idx] = n;
+		CHECK_EQ_U64(kind, FMT_R_THREAD_END); /* every writer exited */
 		const rd_header *h = rd_thread_header(t);
 		CHECK(rd_header_ended(h));
 		CHECK_EQ_U64(h->lost_disk + h->lost_cap, 0);
@@ -91,7 +94,8 @@ test_many_threads(void)
 		pthread_join(th[i], NULL);
 	dwt_stats st;
 	dwt_get_stats(&st);
-	CHECK_EQ_U64(st.records, (uint64_t)NTHREADS * PER_THREAD);
+	/* each writer's events and its THREAD_END */
+	CHECK_EQ_U64(st.records, (uint64_t)NTHREADS * (PER_THREAD + 1));
 	CHECK_EQ_U64(st.threads, NTHREADS);
 	CHECK(st.segments >= NTHREADS * (PER_THREAD / 4096));
 	dwt_fini();

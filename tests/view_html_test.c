@@ -148,12 +148,12 @@ test_golden(const char *dir, const char *out)
 	/* The message: send at 250 on row 0, receive at 450 on row 1. */
 	has("golden", doc,
 	    "<line class=\"m1\" x1=\"25.00\" y1=\"79.0\" x2=\"45.00\" "
-	    "y2=\"97.0\"><title>1 message 0.0 main \xe2\x86\x92 1.0 worker, "
+	    "y2=\"97.0\"><title>1 message 1.1 main \xe2\x86\x92 2.1 worker, "
 	    "16 bytes, tag 1; sent at 0.25 " US ", received at 0.45 " US
 	    "</title></line>");
 	/* Names, legend and colours from the labels. */
 	has("golden", doc,
-	    "<title>task 0 thread 0 (main)</title>0.0 main</text>");
+	    "<title>task 1 thread 1 (main)</title>1.1 main</text>");
 	has("golden", doc, ".s1{fill:#0000ff}");
 	has("golden", doc, ".s40{fill:#102030}");
 	has("golden", doc, ".s3{fill:#ff0000}");
@@ -274,7 +274,7 @@ test_big(const char *dir, const char *out)
 	    "5000 messages as 10 lines (the busiest 10 of 100 "
 	    "paths; 90 paths not drawn)");
 	has("big", doc,
-	    "50 messages 0.1 \xe2\x86\x92 0.0 busy, 400 bytes, "
+	    "50 messages 1.2 \xe2\x86\x92 1.1 busy, 400 bytes, "
 	    "tag 3");
 	CHECK_EQ_U64(count(doc, "<line class=\"m3\""), 10 + 1); /* + legend */
 	REQUIRE(stat(out, &st) == 0);

@@ -83,7 +83,7 @@ test_trace_a(void)
 	CHECK(vu_file_has(json, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":1,\"pid\":2,"
 	                        "\"tid\":2,\"ts\":0.350,"));
 	CHECK(vu_file_has(json, "\"name\":\"thread_name\",\"args\":{\"name\":"
-	                        "\"task 0 thread 0 (main)\"}"));
+	                        "\"task 1 thread 1 (main)\"}"));
 	rd_errlist_free(&errs);
 	tu_rmtree(dir);
 }

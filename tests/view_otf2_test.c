@@ -94,8 +94,8 @@ test_defs(void)
 	CHECK(vu_file_has(out, "Length: 1000"));
 	CHECK(vu_file_has(out, "\"compute\""));
 	CHECK(vu_file_has(out, "\"Waiting a message\""));
-	CHECK(vu_file_has(out, "\"task 0 thread 0 (main)\""));
-	CHECK(vu_file_has(out, "\"task 1 (pid 200 on node-a)\""));
+	CHECK(vu_file_has(out, "\"task 1 thread 1 (main)\""));
+	CHECK(vu_file_has(out, "\"task 2 (pid 200 on node-a)\""));
 	CHECK(vu_file_has(out, "\"node-a\""));
 	CHECK(vu_file_has(out, "\"Phase\""));
 	CHECK(vu_file_has(out, "\"dwork messages\""));

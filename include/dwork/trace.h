@@ -192,6 +192,9 @@ DW_API int dwt_define_state(uint32_t state, const char *name, uint32_t rgb);
 DW_API int dwt_define_function(const void *addr, const char *name);
 /* Names the calling thread. */
 DW_API int dwt_set_thread_name(const char *name);
+/* Names this process (the dwork runtime: "master", "worker 3"); the
+ * merge names its task and threads after it. */
+DW_API int dwt_set_process_name(const char *name);
 
 /* ---- identity ---- */
 

@@ -12,7 +12,7 @@
 #define FMT_MAGIC_PROCESS "DWTPROC" /* 8 bytes with the NUL */
 #define FMT_MAGIC_THREAD  "DWTTHRD"
 #define FMT_VERSION_MAJOR 1
-#define FMT_VERSION_MINOR 0
+#define FMT_VERSION_MINOR 1 /* 1.1: THREAD_END records */
 #define FMT_BOM           0x01020304u
 #define FMT_HEADER_PAGE   4096u /* space the header occupies in the file */
 
@@ -87,6 +87,8 @@ enum fmt_rec_kind {
 	FMT_R_SYNC = 7,       /* 2 slots: a ref task, b local ns; then
 	                         a rtt ns (saturated), b offset ns (i64) */
 	FMT_R_NEWBASE = 8,    /* b absolute ticks; delta 0 */
+	FMT_R_THREAD_END = 9, /* the thread exited (its last record); a 0,
+	                         b 0 (since 1.1) */
 	FMT_R_CONT = 15,      /* second slot of a 2-slot record */
 };
 #define FMT_COMM_THREAD_SHIFT 3
@@ -104,6 +106,7 @@ enum fmt_tlv_kind {
 	FMT_L_CALIB = 7,       /* u64 ticks, u64 ns */
 	FMT_L_IDENTITY = 8,    /* u64 ticks, u32 task, u32 ntasks */
 	FMT_L_END = 9,         /* u64 ticks, u64 ns */
+	FMT_L_PROCESS_NAME = 10, /* u32 0, u32 0, name (since 1.1) */
 };
 
 static inline void

@@ -160,7 +160,9 @@ shown_add(draw *d, uint32_t state)
 	d->shown[d->nshown++] = state;
 }
 
-/* "1.2 executor 1": task.thread and the thread's label. */
+/* A dwork process's thread by its name ("worker 3 executor 1", the
+ * dwork id, not the task); any other "2.1 label": Paraver's task.thread
+ * from 1 and the thread's label. */
 static void
 thread_short(const draw *d, size_t i)
 {
@@ -168,7 +170,11 @@ thread_short(const draw *d, size_t i)
 	size_t n = 0;
 	const char *l = st_name_label(t->name, &n);
 
-	fprintf(d->f, "%u.%u", t->task, t->num);
+	if (l && t->name && strncmp(t->name, "task ", 5)) {
+		esc_n(d->f, t->name, strlen(t->name));
+		return;
+	}
+	fprintf(d->f, "%u.%u", t->task + 1, t->num + 1);
 	if (l) {
 		fputc(' ', d->f);
 		esc_n(d->f, l, n);

@@ -51,7 +51,10 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Where each stream starts and ends on the reference timeline. */
+/* Where each stream starts and ends on the reference timeline: from its
+ * first record to its THREAD_END; without one (a thread alive at
+ * dwt_fini, or killed with its process) to its process's end if that
+ * was recorded, else to its last record. */
 static void
 stream_span(mg_stream *s)
 {
@@ -61,7 +64,7 @@ stream_span(mg_stream *s)
 	mg_tconv_init(&tc, &p->clk);
 	s->first = mg_time(&tc, s->first_ticks);
 	s->end = mg_time(&tc, s->last_ticks);
-	if (p->ended && p->end_ticks > s->last_ticks) {
+	if (!s->thread_end && p->ended && p->end_ticks > s->last_ticks) {
 		int64_t e = mg_time(&tc, p->end_ticks);
 
 		if (e > s->end)

@@ -234,6 +234,7 @@ typedef struct mg_stream {
 	bool skip;
 	uint64_t nrec; /* from the scan */
 	uint64_t first_ticks, last_ticks;
+	bool thread_end; /* its last record is a THREAD_END: it ended there */
 	int64_t first, end; /* reference ns */
 	mg_cursor fill;     /* decodes records into the ring */
 	mg_ent *ring;

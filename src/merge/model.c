@@ -222,19 +222,35 @@ task_traced(const mg_ctx *c, uint32_t task)
 	return false;
 }
 
+/* The process's own name ("master", "worker 3"), NULL when it gave none. */
+static const char *
+proc_name(const mg_proc *p)
+{
+	return p && p->labels && p->labels->pname && p->labels->pname[0]
+	           ? p->labels->pname
+	           : NULL;
+}
+
+/* Tasks and threads are named as Paraver numbers them, from 1; a dwork
+ * process by its name instead ("worker 3" is task 3). */
 static dw_err
 shape_task_name(mg_ctx *c, uint32_t t, const mg_proc *p, uint32_t nprocs)
 {
-	char buf[256];
+	char buf[256], who[96];
+	const char *pn = proc_name(p);
 
-	if (!p)
-		snprintf(buf, sizeof buf, "task %u (not traced)", t);
-	else if (nprocs > 1)
-		snprintf(buf, sizeof buf, "task %u (pid %u and %u more on %s)",
-		         t, p->hdr.pid, nprocs - 1, host_name(p));
+	if (pn)
+		snprintf(who, sizeof who, "%.90s", pn);
 	else
-		snprintf(buf, sizeof buf, "task %u (pid %u on %s)", t,
-		         p->hdr.pid, host_name(p));
+		snprintf(who, sizeof who, "task %u", t + 1);
+	if (!p)
+		snprintf(buf, sizeof buf, "%s (not traced)", who);
+	else if (nprocs > 1)
+		snprintf(buf, sizeof buf, "%s (pid %u and %u more on %s)", who,
+		         p->hdr.pid, nprocs - 1, host_name(p));
+	else
+		snprintf(buf, sizeof buf, "%s (pid %u on %s)", who, p->hdr.pid,
+		         host_name(p));
 	c->tasks[t].name = model_strdup(c, buf);
 	return c->tasks[t].name ? DW_OK : DW_ENOMEM;
 }
@@ -289,6 +305,12 @@ thread_owner(mg_ctx *c, uint32_t t, uint32_t k, uint32_t *tid)
 	return NULL;
 }
 
+/*
+ * A dwork process's thread: "worker 3 executor 1" (its process's name,
+ * then its label; a label that already starts with the process's name,
+ * as the master's "master", stands alone; unlabelled: "worker 3 thread
+ * 4").  Any other: "task 2 thread 1 (label)".  Numbers from 1.
+ */
 static dw_err
 shape_thread_name(mg_ctx *c, mg_thread *th, uint32_t nprocs)
 {
@@ -296,16 +318,24 @@ shape_thread_name(mg_ctx *c, mg_thread *th, uint32_t nprocs)
 	mg_proc *p = thread_owner(c, th->task, th->num, &tid);
 	const char *label =
 	    p && p->labels ? rd_proc_thread_name(p->labels, tid) : NULL;
+	const char *pn = proc_name(p);
 	char buf[256], pid[32] = "";
 
 	if (p && nprocs > 1)
 		snprintf(pid, sizeof pid, " pid %u", p->hdr.pid);
-	if (label)
-		snprintf(buf, sizeof buf, "task %u thread %u%s (%s)", th->task,
-		         tid, pid, label);
-	else
-		snprintf(buf, sizeof buf, "task %u thread %u%s", th->task, tid,
+	if (pn && label && !strncmp(label, pn, strlen(pn)))
+		snprintf(buf, sizeof buf, "%.200s%s", label, pid);
+	else if (pn && label)
+		snprintf(buf, sizeof buf, "%.90s %.100s%s", pn, label, pid);
+	else if (pn)
+		snprintf(buf, sizeof buf, "%.90s thread %u%s", pn, th->num + 1,
 		         pid);
+	else if (label)
+		snprintf(buf, sizeof buf, "task %u thread %u%s (%.180s)",
+		         th->task + 1, th->num + 1, pid, label);
+	else
+		snprintf(buf, sizeof buf, "task %u thread %u%s", th->task + 1,
+		         th->num + 1, pid);
 	th->name = model_strdup(c, buf);
 	return th->name ? DW_OK : DW_ENOMEM;
 }

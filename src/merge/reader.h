@@ -292,6 +292,7 @@ typedef struct rd_proc {
 	size_t ncalib;
 	rd_identity *ident; /* IDENTITY records */
 	size_t nident;
+	char *pname;       /* PROCESS_NAME ("worker 3"), NULL when none */
 	bool has_end;      /* an END record was read ... */
 	rd_pair end;       /* ... with this pair (the last one if several) */
 	uint64_t data_end; /* offset where reading the TLVs stopped */

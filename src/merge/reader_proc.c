@@ -49,6 +49,7 @@ tlv_fixed(uint32_t kind)
 	case FMT_L_STATE:
 	case FMT_L_FUNC:
 	case FMT_L_THREAD_NAME:
+	case FMT_L_PROCESS_NAME:
 		return 8;
 	case FMT_L_VALUE:
 	case FMT_L_CALIB:
@@ -112,6 +113,10 @@ tlv_names(rd_proc *p, struct caps *c, uint32_t kind, const unsigned char *d,
 			break;
 		p->threads[p->nthreads++] = (rd_thread_label){
 		    .thread = fmt_get_u32(d), .name = name, .offset = off};
+		return true;
+	case FMT_L_PROCESS_NAME:
+		free(p->pname); /* the latest wins */
+		p->pname = name;
 		return true;
 	default: /* FMT_L_MODULE */
 		if (!grow((void **)&p->modules, &c->modules, p->nmodules,
@@ -472,6 +477,7 @@ rd_proc_close(rd_proc *p)
 {
 	if (!p)
 		return;
+	free(p->pname);
 	for (size_t i = 0; i < p->ntypes; i++)
 		free(p->types[i].name);
 	for (size_t i = 0; i < p->nvalues; i++)

@@ -27,8 +27,8 @@ struct rd_thread {
 };
 
 static const char *const rd_kind_names[16] = {
-    "zero", "EVENT", "STATE_PUSH", "STATE_POP", "FUNC_ENTER", "FUNC_EXIT",
-    "COMM", "SYNC",  "NEWBASE",    "9",         "10",         "11",
+    "zero", "EVENT", "STATE_PUSH", "STATE_POP",  "FUNC_ENTER", "FUNC_EXIT",
+    "COMM", "SYNC",  "NEWBASE",    "THREAD_END", "10",         "11",
     "12",   "13",    "14",         "CONT",
 };
 
@@ -373,6 +373,8 @@ rec_one(const rd_thread *t, uint32_t kind, const unsigned char *p, rd_rec *rec)
 	case FMT_R_STATE_POP:
 		rec->u.state.state = 0;
 		break;
+	case FMT_R_THREAD_END:
+		break;
 	default: /* FUNC_ENTER, FUNC_EXIT */
 		rec->u.func.addr = b;
 		break;
@@ -489,7 +491,7 @@ seg_step(rd_thread *t, rd_rec *rec)
 		return 0;
 	if (kind == FMT_R_NEWBASE)
 		return seg_newbase(t, p) ? -1 : 0;
-	if (kind == 0 || kind > FMT_R_NEWBASE)
+	if (kind == 0 || kind > FMT_R_THREAD_END)
 		return seg_bad_kind(t, kind);
 	memset(rec, 0, sizeof *rec);
 	rec->kind = kind;

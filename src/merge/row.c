@@ -1,8 +1,21 @@
 /*
  * The .row: the names Paraver shows for each level of the trace's
  * objects — CPUs and nodes (hosts), the application, tasks, threads.
+ * Plain ASCII, one name a line.
  */
 #include "merge/prv_int.h"
+
+/* Control characters become spaces, bytes outside ASCII '?' (Paraver
+ * reads the .row byte by byte). */
+static void
+row_put(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		fputc(ch < 0x20 ? ' ' : ch >= 0x7f ? '?' : ch, f);
+	}
+}
 
 static void
 row_level(FILE *f, const char *level, size_t n)
@@ -17,7 +30,7 @@ row_cpus(FILE *f, const mg_info *info)
 	for (size_t n = 0; n < info->nnodes; n++) {
 		for (uint32_t i = 0; i < info->nodes[n].ncpus; i++) {
 			fprintf(f, "%u.", info->nodes[n].first_cpu + i + 1);
-			prv_put_name(f, info->nodes[n].name);
+			row_put(f, info->nodes[n].name);
 			fputc('\n', f);
 		}
 	}
@@ -30,7 +43,7 @@ row_names(FILE *f, const char *level, size_t n,
 {
 	row_level(f, level, n);
 	for (size_t i = 0; i < n; i++) {
-		prv_put_name(f, name(info, i));
+		row_put(f, name(info, i));
 		fputc('\n', f);
 	}
 	fputc('\n', f);

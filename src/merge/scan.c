@@ -48,6 +48,7 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		if (n == 0)
 			s->first_ticks = r.ticks;
 		s->last_ticks = r.ticks;
+		s->thread_end = r.kind == FMT_R_THREAD_END;
 		if (r.kind == FMT_R_SYNC)
 			err = sync_add(s->proc, &r);
 		else if (r.kind == FMT_R_EVENT && r.u.event.value &&

@@ -20,10 +20,34 @@ st_thread_role(const char *label, uint32_t task)
 {
 	if (label && !strncmp(label, "executor", 8))
 		return ST_EXECUTOR;
-	if (label &&
-	    (!strcmp(label, "dwork I/O") || !strcmp(label, "worker main")))
+	if (label && (!strcmp(label, "dwork I/O") || !strcmp(label, "I/O") ||
+	              !strcmp(label, "worker main") || !strcmp(label, "main")))
 		return ST_NOT_COUNTED;
 	return task == 0 ? ST_USER : ST_NOT_COUNTED;
+}
+
+/* A dwork process's thread, "master I/O", "worker 3 executor 1": the
+ * label after the process's name ("master" alone is its own label). */
+static const char *
+st_dwork_label(const char *name, size_t *len)
+{
+	const char *p = NULL, *pid;
+
+	if (!strncmp(name, "master", 6))
+		p = name + 6;
+	else if (!strncmp(name, "worker ", 7) && name[7] >= '0' &&
+	         name[7] <= '9')
+		for (p = name + 7; *p >= '0' && *p <= '9'; p++)
+			;
+	if (!p || (*p && *p != ' ') || (!*p && p != name + 6))
+		return NULL;
+	if (!*p) {
+		*len = 6;
+		return name;
+	}
+	pid = strstr(++p, " pid ");
+	*len = pid ? (size_t)(pid - p) : strlen(p);
+	return *len ? p : NULL;
 }
 
 const char *
@@ -31,6 +55,9 @@ st_name_label(const char *name, size_t *len)
 {
 	const char *p = strstr(name ? name : "", " thread ");
 	size_t n;
+
+	if (name && st_dwork_label(name, len))
+		return st_dwork_label(name, len);
 
 	if (!p)
 		return NULL;
@@ -329,9 +356,9 @@ roles(st_stats *s)
 	for (size_t i = 0; i < s->nthreads; i++) {
 		const char *l = s->threads[i].label;
 
-		runtime |=
-		    l && (!strncmp(l, "executor", 8) ||
-		          !strcmp(l, "dwork I/O") || !strcmp(l, "worker main"));
+		runtime |= l && (!strncmp(l, "executor", 8) ||
+		                 !strcmp(l, "dwork I/O") || !strcmp(l, "I/O") ||
+		                 !strcmp(l, "worker main"));
 	}
 	for (size_t i = 0; i < s->nthreads; i++) {
 		st_thread *t = &s->threads[i];

@@ -34,16 +34,18 @@ enum st_role {
 
 /*
  * The role of a thread from its label (the name the runtime gave it:
- * "master", "dwork I/O", "executor 1", "worker main"; NULL when it has
+ * "master", "main", "I/O", "executor 1", and before 1.1 "dwork I/O",
+ * "worker main"; NULL when it has
  * none) and its task: useful time is Running on executor threads and on
  * the master's (task 0) user threads; I/O threads are not counted.
  */
 enum st_role st_thread_role(const char *label, uint32_t task);
 
 /*
- * The label in a merged thread name, "task 2 thread 0 (executor 1)" or
- * "task 2 thread 0 pid 77 (executor 1)": a pointer to "executor 1" and
- * its length in *len; NULL when the name carries no label.
+ * The label in a merged thread name: "task 2 thread 1 (compute)" or
+ * "task 2 thread 1 pid 77 (compute)" gives "compute"; a dwork process's
+ * "worker 3 executor 1" gives "executor 1", "master" gives "master".  A
+ * pointer into name and its length in *len; NULL when there is none.
  */
 const char *st_name_label(const char *name, size_t *len);
 

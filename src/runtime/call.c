@@ -1588,6 +1588,7 @@ exec_spawn_locked(void)
 	if (pthread_create(&rt.execs[rt.nexecs], NULL, exec_main,
 	                   (void *)(intptr_t)(rt.nexecs + 1)) != 0)
 		return DW_ENOMEM;
+	rtr_thread_wait_started(); /* it takes no lock before it says so */
 	rt.nexecs++;
 	exec_idle++; /* counted idle until it takes a job */
 	return DW_OK;
@@ -2251,6 +2252,7 @@ exec_main(void *arg)
 	char name[32];
 	snprintf(name, sizeof name, "executor %d", (int)(intptr_t)arg);
 	rtr_thread_start(name, DWT_STATE_IDLE);
+	rtr_thread_started();
 	exec_thread = 1;
 	pthread_mutex_lock(&rt.lock);
 	for (;;) {

@@ -228,7 +228,8 @@ loop_main(void *arg)
 {
 	(void)arg;
 	struct epoll_event evs[64];
-	rtr_thread_start("dwork I/O", DWT_STATE_IDLE);
+	rtr_thread_start("I/O", DWT_STATE_IDLE);
+	rtr_thread_started();
 	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
 		int n = epoll_wait(rt.epfd, evs, 64, -1);
 		rtr_push(DWT_STATE_SEND_RECEIVE);
@@ -273,6 +274,7 @@ loop_start(void)
 	rt.stop = 0;
 	if (pthread_create(&rt.io, NULL, loop_main, NULL) != 0)
 		return DW_ENOMEM;
+	rtr_thread_wait_started();
 	rt.io_running = 1;
 	return DW_OK;
 }

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,33 @@ rtr_thread_start(const char *name, uint32_t base_state)
 	user_based = 1; /* an executor calling out keeps its own base state */
 	dwt_set_thread_name(name);
 	rtr_push(base_state);
+}
+
+/* One runtime thread starts at a time: its creator waits until it has
+ * its trace thread id, so ids follow the start order.  Both sides do so
+ * whether tracing is on or not (it may end while a thread starts). */
+static sem_t tr_started;
+static pthread_once_t tr_started_once = PTHREAD_ONCE_INIT;
+
+static void
+rtr_started_init(void)
+{
+	sem_init(&tr_started, 0, 0);
+}
+
+void
+rtr_thread_started(void)
+{
+	pthread_once(&tr_started_once, rtr_started_init);
+	sem_post(&tr_started);
+}
+
+void
+rtr_thread_wait_started(void)
+{
+	pthread_once(&tr_started_once, rtr_started_init);
+	while (sem_wait(&tr_started) && errno == EINTR)
+		;
 }
 
 void
@@ -227,6 +256,7 @@ rtr_master_init(const dw_options *opts)
 	rtr_on = 1;
 	dwt_set_task(0);
 	dwt_set_ntasks(1);
+	dwt_set_process_name("master");
 	rtr_write_marker();
 	rtr_labels();
 	conn_frame_hook = rtr_hook;
@@ -347,7 +377,9 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 	rtr_on = 1;
 	dwt_set_task(wire_get_u32(p + 4));
 	dwt_set_ntasks(wire_get_u32(p + 8));
-	(void)id;
+	char pname[32];
+	snprintf(pname, sizeof pname, "worker %d", id);
+	dwt_set_process_name(pname);
 	rtr_labels();
 	conn_frame_hook = rtr_hook;
 	return 0;

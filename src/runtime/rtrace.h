@@ -39,6 +39,11 @@ void rtr_worker_exit(struct conn *master);
 
 /* A runtime thread: its name and base state. */
 void rtr_thread_start(const char *name, uint32_t base_state);
+/* A runtime thread started by another says it has its trace thread id
+ * (after rtr_thread_start); its creator waits for that, so that every
+ * process numbers its threads alike: main, I/O, executors in order. */
+void rtr_thread_started(void);
+void rtr_thread_wait_started(void);
 /* A master user thread entering a dwork call: Running is its base. */
 void rtr_user_thread(void);
 

@@ -334,6 +334,8 @@ worker_main(int *argc, char ***argv)
 	rt.role = RT_WORKER;
 	worker_send_ack(fd);
 	worker_read_config(fd);
+	/* The main thread is thread 1 of every task, then I/O, executors. */
+	rtr_thread_start("main", DWT_STATE_IDLE);
 	signal(SIGINT, worker_on_sigint);
 	rt.master = conn_new(fd, 1);
 	rt.opts.heartbeat_ms = 1000; /* the timer drops silent peers */
@@ -342,7 +344,6 @@ worker_main(int *argc, char ***argv)
 	    loop_add_conn(rt.master) != DW_OK)
 		worker_die("%s", "cannot start the runtime threads");
 	peer_start(lfd); /* other workers dial in here (peer.c) */
-	rtr_thread_start("worker main", DWT_STATE_IDLE);
 	pthread_mutex_lock(&rt.lock);
 	while (!rt.exiting)
 		rt_cond_wait(&rt.cv, &rt.lock, NULL, DWT_STATE_IDLE);

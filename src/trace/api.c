@@ -185,3 +185,10 @@ dwt_set_thread_name(const char *name)
 	fmt_put_u32(h, th);
 	return api_label(FMT_L_THREAD_NAME, h, sizeof h, name);
 }
+
+DW_API int
+dwt_set_process_name(const char *name)
+{
+	unsigned char h[8] = {0};
+	return api_label(FMT_L_PROCESS_NAME, h, sizeof h, name);
+}

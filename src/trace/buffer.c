@@ -115,11 +115,14 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 	return m;
 }
 
+/* t, ns: the calibration pair and time base, taken before the file was
+ * grown and mapped, so that the record that asked for the segment keeps
+ * (nearly) the time it was made. */
 static void
 buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
-                  uint64_t *now)
+                  uint64_t *now, uint64_t t, uint64_t ns)
 {
-	uint64_t seg = trc.cfg.segment_size, t, ns;
+	uint64_t seg = trc.cfg.segment_size;
 	if (reuse) {
 		__atomic_store_n((uint32_t *)m, 0, __ATOMIC_RELEASE);
 		memset(m + FMT_S_END, 0, seg - FMT_S_END);
@@ -128,7 +131,6 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 	}
 	if (b->seg && b->seg != m)
 		munmap(b->seg, seg);
-	clk_pair(&t, &ns);
 	if (t < *now)
 		t = *now;
 	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);
@@ -151,8 +153,12 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 static int
 buf_new_segment(struct buf *b, uint64_t *now)
 {
-	uint64_t idx = 0;
+	uint64_t idx = 0, t = b->reg_ticks, ns = b->reg_ns;
 	int reuse = 0, err = DW_OK;
+	if (t)
+		b->reg_ticks = b->reg_ns = 0;
+	else
+		clk_pair(&t, &ns);
 	if (b->fd < 0)
 		err = buf_open_file(b);
 	if (err == DW_OK)
@@ -162,7 +168,7 @@ buf_new_segment(struct buf *b, uint64_t *now)
 		err = DW_ENOSPC;
 	if (err != DW_OK)
 		return err;
-	buf_start_segment(b, m, idx, reuse, now);
+	buf_start_segment(b, m, idx, reuse, now, t, ns);
 	return DW_OK;
 }
 
@@ -193,6 +199,8 @@ buf_fail(struct buf *b, int err)
 static struct buf *
 buf_register(uint64_t now)
 {
+	uint64_t t0, ns0;
+	clk_pair(&t0, &ns0); /* the thread's start, before its file exists */
 	pthread_mutex_lock(&trc.lock);
 	struct buf *b = NULL;
 	if (!trc_on || !(b = calloc(1, sizeof *b)))
@@ -202,6 +210,8 @@ buf_register(uint64_t now)
 	b->gen = trc.gen;
 	b->fd = -1;
 	b->last = now;
+	b->reg_ticks = t0;
+	b->reg_ns = ns0;
 	b->thread = trc.thread_fn ? trc.thread_fn() : trc.next_thread;
 	trc.next_thread++;
 	trc.nthreads++;
@@ -238,16 +248,32 @@ buf_need_segment(struct buf *b, uint64_t *now)
 	return 0;
 }
 
+/* A new thread's first record is its base state when the session has
+ * one (the Extrae API's Running); the caller's record follows it. */
+static unsigned char *
+buf_base_state(struct buf **tp, uint64_t *now, unsigned need)
+{
+	unsigned char *p = buf_slow(tp, now, FMT_REC_SIZE + need);
+	if (!p)
+		return NULL;
+	rec_store_one(*tp, *now, FMT_R_STATE_PUSH, trc.base_state, 0);
+	return (*tp)->pos;
+}
+
 unsigned char *
 buf_slow(struct buf **tp, uint64_t *now, unsigned need)
 {
 	struct buf *b = *tp;
 	if (!__atomic_load_n(&trc_on, __ATOMIC_RELAXED))
 		return NULL;
+	if (b && __atomic_load_n(&b->exited, __ATOMIC_ACQUIRE))
+		return NULL; /* after its THREAD_END */
 	if (!b || b->gen != trc.gen) {
 		if (!(b = buf_register(*now)))
 			return NULL;
 		*tp = b;
+		if (trc.base_state)
+			return buf_base_state(tp, now, need);
 	}
 	if (*now < b->last)
 		*now = b->last; /* a thread's records never go back in time */

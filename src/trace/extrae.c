@@ -49,8 +49,13 @@ xtr_start(void)
 		xtr_options |= EXTRAE_HWC_OPTION;
 	else
 		xtr_options &= ~EXTRAE_HWC_OPTION;
-	if (dwt_init(&x.cfg) == DW_OK)
-		xtr_apply_active();
+	if (dwt_init(&x.cfg) != DW_OK)
+		return;
+	/* As in Extrae, a thread runs unless it says otherwise. */
+	pthread_mutex_lock(&trc.lock);
+	trc.base_state = DWT_STATE_RUNNING;
+	pthread_mutex_unlock(&trc.lock);
+	xtr_apply_active();
 }
 
 /* A second initialisation (by hand after the automatic one, or after the

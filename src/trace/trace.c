@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "trace/clock.h"
+#include "trace/record.h"
 #include "trace/tracer.h"
 
 struct trc trc = {
@@ -25,13 +26,21 @@ struct trc trc = {
 DW_API int dwt_recording_;
 pthread_key_t trc_key;
 
+__thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
+
+/* The thread's key destructor: its last record says where it ended (a
+ * thread killed with its process has none; the merge ends it there).
+ * Records after it (a later destructor's) are dropped: the end stays
+ * the end. */
 static void
 trc_thread_exit(void *p)
 {
 	struct buf *b = p;
+	if (b == trc_self && b->gen == trc.gen)
+		rec_one(FMT_R_THREAD_END, 0, 0);
 	__atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
 }
-__thread struct buf *trc_self __attribute__((tls_model("initial-exec")));
 
 void
 trc_err(const char *fmt, ...)
@@ -227,6 +236,7 @@ dwt_init(const dwt_config *cfg)
 	trc.gen++;
 	trc.next_thread = trc.nthreads = 0;
 	trc.bytes = trc.segments = trc.segments_reused = 0;
+	trc.base_state = 0;
 	trc.initialized = 1;
 	trc_refresh_identity();
 	trc_set_on();

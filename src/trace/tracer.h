@@ -43,6 +43,8 @@ struct buf {
 	uint64_t retry_at;  /* lost count at which to retry allocating */
 	int fail_err;       /* why the last allocation failed */
 	int exited;         /* its thread has exited */
+	uint64_t reg_ticks, reg_ns;    /* calibration pair at registration, for
+	                                  its first segment (0 once used) */
 	uint64_t fncache[BUF_FNCACHE]; /* recently seen function addresses */
 	unsigned char *fe_pos; /* instrumented entry that may be taken back */
 	uint64_t fe_last;      /* the time base before it */
@@ -78,6 +80,7 @@ struct trc {
 	uint64_t init_ticks, init_ns, init_real_ns;
 	uint32_t next_thread;
 	uint32_t nthreads;
+	uint32_t base_state; /* pushed by a thread's first record; 0 none */
 	uint32_t task, ntasks;
 	uint32_t (*task_fn)(void), (*ntasks_fn)(void);
 	uint32_t (*thread_fn)(void), (*nthreads_fn)(void);

@@ -51,6 +51,8 @@ rec_same(const rd_rec *a, const rd_rec *b)
 		       a->u.sync.local_ns == b->u.sync.local_ns &&
 		       a->u.sync.rtt_ns == b->u.sync.rtt_ns &&
 		       a->u.sync.offset_ns == b->u.sync.offset_ns;
+	case FMT_R_THREAD_END:
+		return true;
 	default:
 		return false; /* no other kind is ever returned */
 	}
@@ -71,7 +73,8 @@ fuzz_records(rd_thread *t, size_t max, size_t *n)
 	rd_calib_add_thread(&c, t);
 	while (rd_thread_next(t, &r)) {
 		FUZZ_CHECK(k < max && r.ticks >= last);
-		FUZZ_CHECK(r.kind >= FMT_R_EVENT && r.kind <= FMT_R_SYNC);
+		FUZZ_CHECK((r.kind >= FMT_R_EVENT && r.kind <= FMT_R_SYNC) ||
+		           r.kind == FMT_R_THREAD_END);
 		last = r.ticks;
 		(void)rd_calib_to_ns(&c, r.ticks);
 		v[k++] = r;
