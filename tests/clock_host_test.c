@@ -42,6 +42,21 @@ raw_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Ticks and raw ns at one instant: the narrowest of 9 windows, so that
+ * a preemption between the two reads cannot spoil the rate. */
+static void
+pair(uint64_t *k, uint64_t *n)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 9; i++) {
+		uint64_t a = raw_ns(), t = clk_ticks(), b = raw_ns();
+
+		if (b - a < best)
+			best = b - a, *k = t, *n = a + (b - a) / 2;
+	}
+}
+
 /* A child: task `task`, ROUNDS events at the instants the parent gives. */
 static int
 child(const char *dir, uint32_t task, int go, int ack)
@@ -120,6 +135,8 @@ read_prv(const char *prefix)
 
 struct figures {
 	double worst;      /* ns: merged difference outside the raw bracket */
+	double mid;        /* ns: ... from the bracket's middle */
+	double width;      /* ns: the widest bracket compared */
 	double spread_max; /* ns: largest spread of the merged times */
 	int used, skipped; /* rounds compared, rounds preempted */
 };
@@ -159,7 +176,19 @@ check_round(int r, double ns_per_tick, struct figures *f)
 			double dhi =
 			    ((double)a->t1 - (double)b->t0) * ns_per_tick;
 			double e = outside((double)(a->m - b->m), dlo, dhi);
+			double md = (double)(a->m - b->m) - (dlo + dhi) / 2;
 
+			md = md < 0 ? -md : md;
+			f->mid = md > f->mid ? md : f->mid;
+			f->width = dhi - dlo > f->width ? dhi - dlo : f->width;
+
+			if (e > f->worst && getenv("CLOCK_HOST_DEBUG"))
+				fprintf(
+				    stderr,
+				    "round %d: %d-%d merged %lld raw [%.0f, "
+				    "%.0f]\n",
+				    r, i, j, (long long)(a->m - b->m), dlo,
+				    dhi);
 			f->worst = e > f->worst ? e : f->worst;
 		}
 }
@@ -172,11 +201,12 @@ one_run(struct figures *f)
 	char prefix[600];
 	int go[2], ack[2];
 	pid_t pids[NPROC];
-	uint64_t k0 = clk_ticks(), n0 = raw_ns(), k1, n1;
+	uint64_t k0, n0, k1, n1;
 	rd_errlist errs;
 	mg_report rep;
 	char b = 'g';
 
+	pair(&k0, &n0);
 	REQUIRE(pipe(go) == 0 && pipe(ack) == 0);
 	for (uint32_t i = 0; i < NPROC; i++) {
 		pids[i] = fork();
@@ -201,12 +231,15 @@ one_run(struct figures *f)
 	}
 	close(go[0]), close(go[1]), close(ack[0]), close(ack[1]);
 	do
-		k1 = clk_ticks(), n1 = raw_ns();
-	while (n1 - n0 < 20000000u);
+		pair(&k1, &n1);
+	while (n1 - n0 < 50000000u);
 	snprintf(prefix, sizeof prefix, "%s/out", dir);
 	rd_errlist_init(&errs, stderr);
 	CHECK(mt_merge(dir, prefix, 0, &rep, &errs) == DW_OK);
 	read_prv(prefix);
+	if (getenv("CLOCK_HOST_DEBUG"))
+		fprintf(stderr, "test rate %.9f\n",
+		        (double)(n1 - n0) / (double)(k1 - k0));
 	for (int r = 0; r < ROUNDS; r++)
 		check_round(r, (double)(n1 - n0) / (double)(k1 - k0), f);
 	rd_errlist_free(&errs);
@@ -226,9 +259,13 @@ main(void)
 	printf("clock_host: %d processes, %d instants compared (%d skipped: "
 	       "a read bracket over %d ns)\n",
 	       NPROC, f.used, f.skipped, MAX_GAP);
-	printf("clock_host: largest spread of the merged times %.0f ns; "
-	       "largest disagreement with the raw reads %.0f ns (limit %d)\n",
-	       f.spread_max, f.worst, TOL_NS);
+	printf("clock_host: largest spread of the merged times %.0f ns "
+	       "(the release's own spread)\n",
+	       f.spread_max);
+	printf("clock_host: merged differences vs raw tick differences: "
+	       "at most %.0f ns outside the read brackets (limit %d), %.0f ns "
+	       "from their middles (brackets up to %.0f ns wide)\n",
+	       f.worst, TOL_NS, f.mid, f.width);
 	CHECK(f.used >= RUNS * ROUNDS / 4);
 	CHECK(f.worst <= TOL_NS);
 	return tu_report("clock_host");

@@ -188,7 +188,8 @@ typedef struct mg_proc {
 	bool ended;
 	uint64_t end_ticks; /* when ended */
 	mg_clock clk;
-	mg_sync *syncs; /* from the scan */
+	const struct mg_proc *clock_lead; /* first process of its clock */
+	mg_sync *syncs;                   /* from the scan */
 	size_t nsyncs, capsyncs;
 	mg_fmap *fmap;
 } mg_proc;
@@ -349,8 +350,13 @@ char *model_strdup(mg_ctx *c, const char *s); /* owned by the shape */
 /* scan.c: the first pass. */
 dw_err scan_all(mg_ctx *c);
 
-/* clock.c: every process's correction once the scan is done. */
+/* clock_setup.c: every process's correction once the scan is done. */
 dw_err clocks_setup(mg_ctx *c);
+
+/* True when a and b tick on one clock: the same host name and boot id
+ * (the name alone when either file predates the boot id), neither with
+ * the test skew hook's own clock. */
+bool mg_same_clock(const mg_proc *a, const mg_proc *b);
 
 /* names.c */
 dw_err names_build(mg_ctx *c);
