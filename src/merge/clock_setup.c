@@ -63,9 +63,12 @@ leader(const mg_ctx *c, const mg_proc *p)
 	return p->clock_lead;
 }
 
-static void
-find_leaders(mg_ctx *c)
+void
+clocks_group(mg_ctx *c)
 {
+	const mg_proc *one = NULL;
+
+	c->clocks_many = false;
 	for (size_t i = 0; i < c->nprocs; i++) {
 		mg_proc *p = &c->procs[i];
 
@@ -76,6 +79,10 @@ find_leaders(mg_ctx *c)
 				p->clock_lead = c->procs[j].clock_lead;
 				break;
 			}
+		if (live(p) && one && p->clock_lead != one)
+			c->clocks_many = true;
+		if (live(p) && !one)
+			one = p->clock_lead;
 	}
 }
 
@@ -430,7 +437,7 @@ clocks_setup(mg_ctx *c)
 
 	if (!ref)
 		return DW_OK;
-	find_leaders(c);
+	clocks_group(c);
 	err = fit_lines(c);
 	for (size_t i = 0; i < c->nprocs; i++)
 		c->procs[i].clk.kind = MG_CLK_REF;

@@ -49,6 +49,8 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		s->last_ticks = r.ticks;
 		if (r.kind == FMT_R_SYNC)
 			err = sync_add(s->proc, &r);
+		else if (r.kind == FMT_R_COMM)
+			err = causal_note(c, s, &r, n);
 		if ((++n & 0xffff) == 0)
 			mg_progress_update(&c->prog, c->done + n);
 	}
@@ -97,6 +99,7 @@ scan_all(mg_ctx *c)
 	dw_err err = DW_OK;
 	size_t k = 0;
 
+	clocks_group(c);
 	mg_progress_start(&c->prog, c->o->progress, "reading",
 	                  scan_estimate(c));
 	c->done = 0;
