@@ -14,15 +14,32 @@
 
 #include "merge/mg_int.h"
 
+/* 32 bytes a part.  The message is known by a 64-bit hash of (sender,
+ * receiver, id): two messages that collide would be taken for one, a
+ * chance of about n^2 / 2^65 for n messages. */
 typedef struct mg_xpart {
-	uint32_t stask, rtask;
-	uint64_t id;
-	uint64_t ticks;
+	uint64_t key;
+	int64_t t;       /* ticks until causal_setup, then corrected ns */
 	uint64_t index;  /* record number in its stream */
-	int64_t t;       /* corrected time, before any floor */
 	uint32_t stream; /* index in c->streams */
 	uint8_t recv, phys;
 } mg_xpart;
+
+/* At most this many parts are noted (32 MiB); the receives of later
+ * messages are only repaired at their communication record. */
+#define CAUSAL_MAX_PARTS (1u << 20)
+
+static uint64_t
+msg_key(uint32_t s, uint32_t r, uint64_t id)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)s << 32 | r) + 0x632be59bd9b4e019ull + (h << 6) +
+	     (h >> 2);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 29;
+}
 
 void
 causal_free(mg_ctx *c)
@@ -32,6 +49,7 @@ causal_free(mg_ctx *c)
 	c->xparts = NULL;
 	c->task_procs = NULL;
 	c->nxparts = c->capxparts = c->ntask_procs = 0;
+	c->xparts_full = false;
 }
 
 static dw_err
@@ -61,6 +79,17 @@ task_proc(const mg_ctx *c, uint32_t task)
 static dw_err
 xpart_add(mg_ctx *c, const mg_xpart *x)
 {
+	if (c->nxparts == CAUSAL_MAX_PARTS) {
+		if (!c->xparts_full)
+			mg_problem(
+			    c->errs,
+			    "more than %u message parts between clocks: "
+			    "the receives of later ones are repaired only "
+			    "in their communication record",
+			    CAUSAL_MAX_PARTS);
+		c->xparts_full = true;
+		return DW_OK;
+	}
 	if (c->nxparts == c->capxparts) {
 		size_t cap = c->capxparts ? c->capxparts * 2 : 256;
 		mg_xpart *v = realloc(c->xparts, cap * sizeof *v);
@@ -87,15 +116,15 @@ causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r, uint64_t index)
 	p = task_proc(c, other);
 	if (!p || !c->clocks_many)
 		return DW_OK; /* one clock: exact, nothing to fear */
-	return xpart_add(c, &(mg_xpart){.stask = recv ? other : me,
-	                                .rtask = recv ? me : other,
-	                                .id = r->u.comm.id,
-	                                .ticks = r->ticks,
-	                                .index = index,
-	                                .stream = (uint32_t)(s - c->streams),
-	                                .recv = recv,
-	                                .phys = (f & RD_COMM_PHYSICAL) ||
-	                                        !(f & RD_COMM_LOGICAL)});
+	return xpart_add(
+	    c, &(mg_xpart){.key = recv ? msg_key(other, me, r->u.comm.id)
+	                               : msg_key(me, other, r->u.comm.id),
+	                   .t = (int64_t)r->ticks,
+	                   .index = index,
+	                   .stream = (uint32_t)(s - c->streams),
+	                   .recv = recv,
+	                   .phys = (f & RD_COMM_PHYSICAL) ||
+	                           !(f & RD_COMM_LOGICAL)});
 }
 
 static int
@@ -103,12 +132,8 @@ xpart_cmp(const void *a, const void *b)
 {
 	const mg_xpart *x = a, *y = b;
 
-	if (x->stask != y->stask)
-		return x->stask < y->stask ? -1 : 1;
-	if (x->rtask != y->rtask)
-		return x->rtask < y->rtask ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	return (int)x->recv - (int)y->recv;
 }
 
@@ -119,7 +144,7 @@ xpart_time(mg_ctx *c, const mg_xpart *x)
 	mg_tconv tc;
 
 	mg_tconv_init(&tc, &c->streams[x->stream].proc->clk);
-	return mg_time(&tc, x->ticks);
+	return mg_time(&tc, (uint64_t)x->t);
 }
 
 /* The floors, gathered per stream before they are handed out. */
@@ -291,8 +316,7 @@ message_end(const mg_ctx *c, size_t i)
 	const mg_xpart *a = &c->xparts[i];
 	size_t j = i + 1;
 
-	while (j < c->nxparts && c->xparts[j].stask == a->stask &&
-	       c->xparts[j].rtask == a->rtask && c->xparts[j].id == a->id)
+	while (j < c->nxparts && c->xparts[j].key == a->key)
 		j++;
 	return j;
 }

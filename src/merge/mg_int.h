@@ -355,6 +355,7 @@ typedef struct mg_ctx {
 	size_t nxparts, capxparts;
 	const mg_proc **task_procs; /* by task, for the scan */
 	bool clocks_many;           /* more than one clock in the trace */
+	bool xparts_full;           /* CAUSAL_MAX_PARTS reached */
 	size_t ntask_procs;
 } mg_ctx;
 
