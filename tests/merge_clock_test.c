@@ -361,9 +361,63 @@ test_hosts(int64_t lat, int64_t err, bool expect_moved)
 	tu_rmtree(dir);
 }
 
+/* Two processes of one host: task 1's sync records (a bad measurement
+ * far beyond its round trip) are ignored and reported; one tick is one
+ * time in both, whatever their own calibration pairs say. */
+static void
+test_one_host(void)
+{
+	const char *dir = tu_tmpdir("clock-one-host");
+	char prefix[600], *text, *line;
+	rd_errlist errs;
+	mg_report rep;
+	uint64_t t[2] = {0, 0};
+
+	for (uint32_t task = 0; task < 2; task++) {
+		ms_proc p;
+		ms_thread th;
+
+		ms_proc_init(&p, dir, 0x200 + task, 600 + task, task);
+		snprintf(p.host, sizeof p.host, "one-host");
+		p.clock = FMT_CLOCK_TSC;
+		p.ticks_per_s = 3000000000ull;
+		p.init_ticks = 3000000000ull * (task + 1);
+		p.init_ns = 1000000000ull * (task + 1);
+		ms_proc_end(&p, 30000000000ull);
+		ms_thread_open(&th, &p, 0);
+		if (task)
+			ms_sync(&th, 6000000000ull, 0, 2000000000ull, 50000,
+			        1000);
+		ms_event(&th, 9000000000ull, 7702, 1); /* the same instant */
+		ms_thread_close(&th);
+		ms_proc_close(&p);
+	}
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	rd_errlist_init(&errs, NULL);
+	CHECK(mt_merge(dir, prefix, 0, &rep, &errs) == DW_OK);
+	CHECK(mt_said(&errs, "shares task 0's host and boot"));
+	snprintf(prefix + strlen(prefix), 8, ".prv");
+	text = mt_slurp(prefix);
+	REQUIRE(text);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned task;
+		unsigned long long when;
+
+		if (sscanf(line, "2:%*u:%*u:%u:%*u:%llu:7702:1", &task,
+		           &when) == 2 &&
+		    task >= 1 && task <= 2)
+			t[task - 1] = when;
+	}
+	CHECK(t[0] && t[0] == t[1]);
+	free(text);
+	rd_errlist_free(&errs);
+	tu_rmtree(dir);
+}
+
 int
 main(void)
 {
+	test_one_host();
 	test_tconv();
 	test_offsets();
 	test_hosts(2000, 150, false); /* latency well above the error */

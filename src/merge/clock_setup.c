@@ -429,6 +429,33 @@ unmeasured(mg_ctx *c, const mg_proc *ref)
 	return err;
 }
 
+/*
+ * On one clock a ping-pong offset is within half its round trip of 0 by
+ * construction (the reply was read between the two reads of the same
+ * clock).  One that is not says the files name one host for two.
+ */
+static void
+check_shared(mg_ctx *c, const mg_proc *p)
+{
+	int64_t worst = 0;
+
+	for (size_t i = 0; i < p->nsyncs; i++) {
+		const mg_sync *s = &p->syncs[i];
+		int64_t o = s->offset < 0 ? -s->offset : s->offset;
+
+		if (s->ref == 0 && o > (int64_t)(s->rtt / 2) + 100 && o > worst)
+			worst = o;
+	}
+	if (worst)
+		mg_problem(
+		    c->errs,
+		    "%s: shares task 0's host and boot but its sync "
+		    "records say its clock is %lld ns off, more than half "
+		    "their round trip: are the host names or boot ids "
+		    "right?",
+		    p->name, (long long)worst);
+}
+
 dw_err
 clocks_setup(mg_ctx *c)
 {
@@ -439,8 +466,12 @@ clocks_setup(mg_ctx *c)
 		return DW_OK;
 	clocks_group(c);
 	err = fit_lines(c);
-	for (size_t i = 0; i < c->nprocs; i++)
+	for (size_t i = 0; i < c->nprocs; i++) {
 		c->procs[i].clk.kind = MG_CLK_REF;
+		if (live(&c->procs[i]) &&
+		    c->procs[i].clock_lead == ref->clock_lead)
+			check_shared(c, &c->procs[i]);
+	}
 	for (int pass = 0; err == DW_OK && pass < 2; pass++)
 		err = curves(c, ref, pass);
 	if (err == DW_OK)
