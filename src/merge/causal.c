@@ -25,9 +25,9 @@ typedef struct mg_xpart {
 	uint8_t recv, phys;
 } mg_xpart;
 
-/* At most this many parts are noted (32 MiB); the receives of later
+/* At most this many parts are noted (16 MiB); the receives of later
  * messages are only repaired at their communication record. */
-#define CAUSAL_MAX_PARTS (1u << 20)
+#define CAUSAL_MAX_PARTS (1u << 19)
 
 static uint64_t
 msg_key(uint32_t s, uint32_t r, uint64_t id)
