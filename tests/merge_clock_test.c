@@ -13,6 +13,7 @@
 #include "merge_util.h"
 
 enum { RECV = 1, LOG = 2, PHY = 4 };
+enum { EV_GOT = 7700, EV_AFTER = 7701, SIZE0 = 1000 };
 
 static int64_t
 absdiff(int64_t a, int64_t b)
@@ -179,10 +180,13 @@ write_ev(ms_thread *th, uint32_t task, const struct ev *e)
 		ms_pop(th, tk);
 		break;
 	case 2:
-		ms_comm(th, tk, LOG | PHY, to, 5, 64, e->id);
+		ms_comm(th, tk, LOG | PHY, to, 5, SIZE0 + e->id, e->id);
 		break;
-	case 3:
-		ms_comm(th, tk, RECV | LOG | PHY, from, 5, 64, e->id);
+	case 3: /* the receive, its event, and a record right after it */
+		ms_comm(th, tk, RECV | LOG | PHY, from, 5, SIZE0 + e->id,
+		        e->id);
+		ms_event(th, tk, EV_GOT, e->id + 1);
+		ms_event(th, tk + 1, EV_AFTER, e->id + 1);
 		break;
 	default: /* the reference (host A) read mono_A +- noise */
 		ms_sync(th, tk, 0, (uint64_t)local,
@@ -227,6 +231,9 @@ hosts_trace(const char *dir)
 
 /* Each communication's physical latency must be within tol of the true
  * one; returns how many lines there were. */
+static int64_t worst_lat;             /* ns: the largest latency error */
+static uint64_t psend[NT][ITERS + 1]; /* by receiver task and id */
+
 static size_t
 check_latencies(const char *prefix, int64_t tol)
 {
@@ -247,6 +254,12 @@ check_latencies(const char *prefix, int64_t tol)
 		               &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
 		               &f[7], &f[8], &f[9], &f[10], &f[11], &f[12],
 		               &f[13]) == 14);
+		if (f[8] >= 1 && f[8] <= NT && f[12] >= SIZE0 &&
+		    f[12] - SIZE0 <= ITERS)
+			psend[f[8] - 1][f[12] - SIZE0] = f[5];
+		if (absdiff((int64_t)(f[11] - f[5]), latency) > worst_lat)
+			worst_lat = absdiff((int64_t)(f[11] - f[5]), latency);
+		CHECK(f[10] > f[5] && f[11] > f[5] && f[10] <= f[11]);
 		if (absdiff((int64_t)(f[11] - f[5]), latency) > tol &&
 		    f[11] > f[5]) {
 			fprintf(stderr,
@@ -257,6 +270,50 @@ check_latencies(const char *prefix, int64_t tol)
 			tu_failures++;
 		}
 		n++;
+	}
+	free(text);
+	return n;
+}
+
+/* Every receiver's event of the receive and the record after it come
+ * after the send; returns how many there were. */
+static size_t
+check_after_send(const char *prefix)
+{
+	char path[700], *text, *line;
+	size_t n = 0;
+
+	snprintf(path, sizeof path, "%s.prv", prefix);
+	text = mt_slurp(path);
+	REQUIRE(text);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long task, t, ty, v;
+		char *p = line;
+		int k = 0;
+
+		if (sscanf(line, "2:%*u:%*u:%llu:%*u:%llu", &task, &t) != 2 ||
+		    task < 1 || task > NT)
+			continue;
+		for (; *p && k < 6; p++)
+			k += *p == ':';
+		while (sscanf(p, "%llu:%llu", &ty, &v) == 2) {
+			if ((ty == EV_GOT || ty == EV_AFTER) && v >= 1 &&
+			    v <= ITERS) {
+				uint64_t s = psend[task - 1][v - 1];
+
+				if (t <= s) {
+					fprintf(
+					    stderr,
+					    "task %llu: event %llu at %llu, "
+					    "not after its send at %llu\n",
+					    task, ty, t, (unsigned long long)s);
+					tu_failures++;
+				}
+				n++;
+			}
+			for (k = 0; *p && k < 2; p++)
+				k += *p == ':';
+		}
 	}
 	free(text);
 	return n;
@@ -280,7 +337,18 @@ test_hosts(int64_t lat, int64_t err, bool expect_moved)
 	CHECK_EQ_U64(rd_errlist_count(&errs), 1);
 	CHECK_EQ_U64(rep.hosts_unsynced, 1);
 	mt_check(prefix, PC_ALL, NULL);
+	worst_lat = 0;
+	memset(psend, 0, sizeof psend);
 	CHECK_EQ_U64(check_latencies(prefix, 2 * err + 4), NT * ITERS);
+	CHECK_EQ_U64(check_after_send(prefix), 2 * NT * ITERS);
+	printf("merge_clock: latency %lld ns, sync error +-%lld ns: worst "
+	       "latency error %lld ns; %llu receives moved, at most %llu ns, "
+	       "%llu ns in all, %llu beyond the round trips\n",
+	       (long long)lat, (long long)err, (long long)worst_lat,
+	       (unsigned long long)rep.recv_moved,
+	       (unsigned long long)rep.recv_max_shift,
+	       (unsigned long long)rep.recv_total_shift,
+	       (unsigned long long)rep.recv_beyond);
 	CHECK_EQ_U64(rep.comms, NT * ITERS);
 	CHECK_EQ_U64(rep.unmatched_sends + rep.unmatched_recvs, 0);
 	if (expect_moved)
@@ -293,9 +361,63 @@ test_hosts(int64_t lat, int64_t err, bool expect_moved)
 	tu_rmtree(dir);
 }
 
+/* Two processes of one host: task 1's sync records (a bad measurement
+ * far beyond its round trip) are ignored and reported; one tick is one
+ * time in both, whatever their own calibration pairs say. */
+static void
+test_one_host(void)
+{
+	const char *dir = tu_tmpdir("clock-one-host");
+	char prefix[600], *text, *line;
+	rd_errlist errs;
+	mg_report rep;
+	uint64_t t[2] = {0, 0};
+
+	for (uint32_t task = 0; task < 2; task++) {
+		ms_proc p;
+		ms_thread th;
+
+		ms_proc_init(&p, dir, 0x200 + task, 600 + task, task);
+		snprintf(p.host, sizeof p.host, "one-host");
+		p.clock = FMT_CLOCK_TSC;
+		p.ticks_per_s = 3000000000ull;
+		p.init_ticks = 3000000000ull * (task + 1);
+		p.init_ns = 1000000000ull * (task + 1);
+		ms_proc_end(&p, 30000000000ull);
+		ms_thread_open(&th, &p, 0);
+		if (task)
+			ms_sync(&th, 6000000000ull, 0, 2000000000ull, 50000,
+			        1000);
+		ms_event(&th, 9000000000ull, 7702, 1); /* the same instant */
+		ms_thread_close(&th);
+		ms_proc_close(&p);
+	}
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	rd_errlist_init(&errs, NULL);
+	CHECK(mt_merge(dir, prefix, 0, &rep, &errs) == DW_OK);
+	CHECK(mt_said(&errs, "shares task 0's host and boot"));
+	snprintf(prefix + strlen(prefix), 8, ".prv");
+	text = mt_slurp(prefix);
+	REQUIRE(text);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned task;
+		unsigned long long when;
+
+		if (sscanf(line, "2:%*u:%*u:%u:%*u:%llu:7702:1", &task,
+		           &when) == 2 &&
+		    task >= 1 && task <= 2)
+			t[task - 1] = when;
+	}
+	CHECK(t[0] && t[0] == t[1]);
+	free(text);
+	rd_errlist_free(&errs);
+	tu_rmtree(dir);
+}
+
 int
 main(void)
 {
+	test_one_host();
 	test_tconv();
 	test_offsets();
 	test_hosts(2000, 150, false); /* latency well above the error */

@@ -3,10 +3,15 @@
  * cluster runs them, dw_finalize merges, and the Paraver trace passes the
  * strict checker, carries the channel / pool / pmap / link events with
  * their labels, and draws worker-to-worker calls as communications
- * between worker tasks.
+ * between worker tasks.  The whole run is repeated RUNS times (each a
+ * fresh process: dw_init runs once per process) in one ctest invocation,
+ * and no message of any run may be received before it was sent: an
+ * intermittent clock disagreement fails the suite.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "prv_check.h"
 #include "rt_util.h"
@@ -43,7 +48,11 @@ struct facts {
 	uint64_t w2w_comms;  /* sender and receiver both workers */
 	uint64_t chan_ev[8]; /* DW_EV_CHANNEL values */
 	uint64_t pool_ev, pmap_ev, item_ev_workers, peer_ev;
+	uint64_t comms, backwards; /* a receive time before its send time */
+	uint64_t lrecv_late;       /* logical receive after the physical */
 };
+
+#define RUNS 20
 
 static void
 read_facts(const char *prv, struct facts *f)
@@ -65,6 +74,12 @@ read_facts(const char *prv, struct facts *f)
 		if (v[0] == 3 && n >= 15 && v[3] >= 2 && v[9] >= 2 &&
 		    v[3] != v[9])
 			f->w2w_comms++;
+		if (v[0] == 3 && n >= 15) {
+			f->comms++;
+			f->backwards += v[11] < v[5] || v[12] < v[6] ||
+			                v[11] < v[6] || v[12] < v[5];
+			f->lrecv_late += v[11] > v[12];
+		}
 		if (v[0] != 2 || n < 8)
 			continue;
 		for (int i = 6; i + 1 < n; i += 2) {
@@ -152,10 +167,39 @@ traced_run(void)
 	printf("traced run: %.2f s\n", now_s() - t0);
 }
 
+/* RUNS fresh processes of this test, one after the other. */
+static int
+run_all(char **argv)
+{
+	int bad = 0;
+
+	setenv("DW_TW_RUN", "1", 1);
+	for (int i = 0; i < RUNS; i++) {
+		int st;
+		pid_t p = fork();
+
+		REQUIRE(p >= 0);
+		if (p == 0) {
+			execv("/proc/self/exe", argv);
+			_exit(127);
+		}
+		REQUIRE(waitpid(p, &st, 0) == p);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "trace_work: run %d of %d failed\n",
+			        i + 1, RUNS);
+			bad++;
+		}
+	}
+	printf("trace_work: %d runs, %d failed\n", RUNS, bad);
+	return bad ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	char dir[600];
+	if (argc == 1 && !getenv("DW_TW_RUN"))
+		return run_all(argv);
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("trace-work"));
 	dw_options o = {.trace = dir, .no_merge = 0};
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
@@ -181,6 +225,11 @@ main(int argc, char **argv)
 	       f.w2w_comms, f.chan_ev[DW_CHAN_PUT], f.chan_ev[DW_CHAN_TAKE],
 	       f.chan_ev[DW_CHAN_READY], f.chan_ev[DW_CHAN_CLOSE], f.pmap_ev,
 	       f.item_ev_workers, f.peer_ev);
+	printf("trace: %" PRIu64 " communications, %" PRIu64
+	       " received before their send, %" PRIu64
+	       " with the logical receive after the physical\n",
+	       f.comms, f.backwards, f.lrecv_late);
+	CHECK(f.backwards == 0);
 	/* 6 relayed calls: a call and a result each */
 	CHECK(f.w2w_comms >= 12);
 	CHECK(f.chan_ev[DW_CHAN_PUT] == 4 && f.chan_ev[DW_CHAN_TAKE] == 4);

@@ -154,9 +154,11 @@ merge_summary(const char *out, const mg_report *r)
 	if (r->recv_moved)
 		printf(
 		    "  %llu receives moved to just after their send (at most "
-		    "%llu ns; %llu beyond the clocks' error bound)\n",
+		    "%llu ns, %llu ns in all; %llu beyond the clocks' error "
+		    "bound)\n",
 		    (unsigned long long)r->recv_moved,
 		    (unsigned long long)r->recv_max_shift,
+		    (unsigned long long)r->recv_total_shift,
 		    (unsigned long long)r->recv_beyond);
 }
 

@@ -178,8 +178,9 @@ DW_API void dwt_func_exit(const void *addr);
 DW_API void dwt_sync(uint32_t ref_task, uint64_t local_ns, int64_t offset_ns,
                      uint64_t rtt_ns);
 
-/* This process's trace clock in nanoseconds (the host's
- * CLOCK_MONOTONIC_RAW timeline). */
+/* This process's trace clock in nanoseconds: the host's
+ * CLOCK_MONOTONIC_RAW, read directly (the timeline the merger puts the
+ * host's ticks on). */
 DW_API uint64_t dwt_now_ns(void);
 
 /* ---- labels (kept in memory and written to the process file) ---- */

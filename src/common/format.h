@@ -12,17 +12,19 @@
 #define FMT_MAGIC_PROCESS "DWTPROC" /* 8 bytes with the NUL */
 #define FMT_MAGIC_THREAD  "DWTTHRD"
 #define FMT_VERSION_MAJOR 1
-#define FMT_VERSION_MINOR 1 /* 1.1: THREAD_END records */
+#define FMT_VERSION_MINOR 1 /* 1.1: THREAD_END, PROCESS_NAME, boot id */
 #define FMT_BOM           0x01020304u
 #define FMT_HEADER_PAGE   4096u /* space the header occupies in the file */
 
 enum fmt_file_kind { FMT_FILE_PROCESS = 1, FMT_FILE_THREAD = 2 };
 enum fmt_clock_kind { FMT_CLOCK_TSC = 1, FMT_CLOCK_MONO_RAW = 2 };
 enum fmt_flags {
-	FMT_FLAG_ENDED = 1u,    /* dwt_fini ran */
-	FMT_FLAG_CIRCULAR = 2u, /* circular mode: segments may be reused */
-	FMT_FLAG_TRIMMED = 4u,  /* the last segment of the file was cut
-	                           after its last record by dwt_fini */
+	FMT_FLAG_ENDED = 1u,     /* dwt_fini ran */
+	FMT_FLAG_CIRCULAR = 2u,  /* circular mode: segments may be reused */
+	FMT_FLAG_TRIMMED = 4u,   /* the last segment of the file was cut
+	                            after its last record by dwt_fini */
+	FMT_FLAG_OWN_CLOCK = 8u, /* the clock is this process's own (the
+	                            test skew hook): it shares no host's */
 };
 
 /* File header field offsets (both kinds). */
@@ -56,7 +58,10 @@ enum fmt_hdr_off {
 	                            switches and fini */
 	FMT_H_HOST = 152,        /* char[64], NUL padded */
 	FMT_H_PROGRAM = 216,     /* char[64], NUL padded */
-	FMT_H_END = 280,         /* header_size of version 1.0 */
+	FMT_H_END_1_0 = 280,     /* header_size of version 1.0 */
+	FMT_H_BOOT_ID = 280,     /* char[40]: the host's boot id, NUL padded
+	                            (1.1) */
+	FMT_H_END = 320,         /* header_size written (1.1) */
 };
 
 /* Segment header (thread files). */

@@ -312,6 +312,7 @@ repair_count(mg_ctx *c, const mg_msg *g, int64_t shift)
 	int64_t er = mg_clock_err(&g->rproc->clk, g->rp);
 
 	c->rep.recv_moved++;
+	c->rep.recv_total_shift += (uint64_t)shift;
 	if ((uint64_t)shift > c->rep.recv_max_shift)
 		c->rep.recv_max_shift = (uint64_t)shift;
 	if (es >= 0 && er >= 0 && es + er > 0 && shift > es + er)
@@ -338,11 +339,15 @@ finalize(mg_ctx *c, mg_msg *g)
 		g->rl = g->rp;
 	if (!(g->have & M_RP))
 		g->rp = g->rl;
+	/* Extrae's convention: the physical receive is when the receiving
+	 * thread has the message, never before its logical receive. */
+	if (g->rl > g->rp)
+		g->rp = g->rl;
 	if (g->rp < g->sp) {
 		int64_t to = g->sp < end ? g->sp + 1 : end;
 
 		repair_count(c, g, to - g->rp);
-		if (one_point || g->rl == g->rp)
+		if (one_point || g->rl == g->rp || g->rl < to)
 			g->rl = to;
 		g->rp = to;
 	}

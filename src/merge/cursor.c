@@ -12,11 +12,13 @@
 #include "merge/mg_int.h"
 
 static dw_err
-cursor_open(mg_cursor *u, const char *path, mg_clock *k)
+cursor_open(mg_cursor *u, const mg_stream *s)
 {
 	memset(u, 0, sizeof *u);
-	mg_tconv_init(&u->tc, k);
-	return rd_thread_open(path, NULL, &u->rd);
+	mg_tconv_init(&u->tc, &s->proc->clk);
+	u->floors = s->floors;
+	u->nfloors = s->nfloors;
+	return rd_thread_open(s->path, NULL, &u->rd);
 }
 
 static void
@@ -32,6 +34,10 @@ cursor_read(mg_cursor *u, mg_ent *e)
 {
 	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
+	/* a moved receive: it and what follows it start at its floor */
+	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
+		if (u->tc.last < u->floors[u->fi].t)
+			u->tc.last = u->floors[u->fi].t;
 	e->t = mg_time(&u->tc, e->rec.ticks);
 	u->next++;
 	return true;
@@ -45,7 +51,7 @@ stream_open_ring(mg_stream *s, size_t ring)
 		return DW_ENOMEM;
 	s->rmask = ring - 1;
 	s->pos = s->tail = s->la_pos = 0;
-	return cursor_open(&s->fill, s->path, &s->proc->clk);
+	return cursor_open(&s->fill, s);
 }
 
 void
@@ -108,7 +114,7 @@ la_far(mg_stream *s, uint64_t i)
 {
 	if (s->la_eof)
 		return NULL;
-	if (!s->la.rd && cursor_open(&s->la, s->path, &s->proc->clk) != DW_OK) {
+	if (!s->la.rd && cursor_open(&s->la, s) != DW_OK) {
 		s->la_eof = true;
 		return NULL;
 	}

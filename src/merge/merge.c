@@ -70,6 +70,8 @@ stream_span(mg_stream *s)
 		if (e > s->end)
 			s->end = e;
 	}
+	if (s->nfloors && s->floors[s->nfloors - 1].t > s->end)
+		s->end = s->floors[s->nfloors - 1].t; /* a moved receive */
 }
 
 static dw_err
@@ -135,6 +137,8 @@ run(mg_ctx *c)
 		err = scan_all(c);
 	if (err == DW_OK)
 		err = clocks_setup(c);
+	if (err == DW_OK)
+		err = causal_setup(c);
 	if (err == DW_OK)
 		err = stream_times(c);
 	if (err == DW_OK)

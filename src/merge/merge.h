@@ -51,13 +51,14 @@ typedef struct mg_report {
 	uint64_t states, events, comms; /* records written, by kind */
 	uint64_t duration;              /* ns */
 	uint64_t unmatched_sends, unmatched_recvs;
-	uint64_t duplicate_parts; /* message parts given twice */
-	uint64_t recv_moved;      /* receives moved to just after the send */
-	uint64_t recv_max_shift;  /* ns: the largest move */
-	uint64_t recv_beyond;     /* moves larger than the clock error bound */
-	uint64_t lsend_fixed;     /* logical sends after the physical send */
-	uint64_t hosts_unsynced;  /* hosts aligned by their real-time clock */
-	double seconds;           /* wall time of the merge */
+	uint64_t duplicate_parts;  /* message parts given twice */
+	uint64_t recv_moved;       /* receives moved to just after the send */
+	uint64_t recv_max_shift;   /* ns: the largest move */
+	uint64_t recv_total_shift; /* ns: all the moves together */
+	uint64_t recv_beyond;      /* moves larger than the clock error bound */
+	uint64_t lsend_fixed;      /* logical sends after the physical send */
+	uint64_t hosts_unsynced;   /* hosts aligned by their real-time clock */
+	double seconds;            /* wall time of the merge */
 } mg_report;
 
 /*

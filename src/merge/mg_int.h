@@ -191,7 +191,8 @@ typedef struct mg_proc {
 	bool ended;
 	uint64_t end_ticks; /* when ended */
 	mg_clock clk;
-	mg_sync *syncs; /* from the scan */
+	const struct mg_proc *clock_lead; /* first process of its clock */
+	mg_sync *syncs;                   /* from the scan */
 	size_t nsyncs, capsyncs;
 	mg_fmap *fmap;
 	mg_dmap *dmap[MG_DENSE_NCLS];
@@ -206,10 +207,19 @@ typedef struct mg_stack {
 } mg_stack;
 
 /* A reader of a stream with its time conversion. */
+/* A receive that must not precede its send: from record index on, the
+ * stream's corrected times are at least t (causal.c). */
+typedef struct mg_floor {
+	uint64_t index;
+	int64_t t;
+} mg_floor;
+
 typedef struct mg_cursor {
 	rd_thread *rd;
 	mg_tconv tc;
-	uint64_t next; /* index of the record it reads next */
+	uint64_t next;          /* index of the record it reads next */
+	const mg_floor *floors; /* the stream's, by index */
+	size_t nfloors, fi;     /* ... and the next one to apply */
 } mg_cursor;
 
 /* A decoded record and its corrected time. */
@@ -252,8 +262,10 @@ typedef struct mg_stream {
 	uint32_t fn, fcap;
 	uint64_t fcache_addr; /* last function looked up */
 	uint32_t fcache_id;
-	int phase;   /* enum mg_phase */
-	int64_t key; /* its first time, then the last time taken */
+	int phase;        /* enum mg_phase */
+	int64_t key;      /* its first time, then the last time taken */
+	mg_floor *floors; /* receives moved after their send (causal.c) */
+	size_t nfloors;
 } mg_stream;
 
 /* ---- Labels (names.c) --------------------------------------------------- */
@@ -350,6 +362,13 @@ typedef struct mg_ctx {
 	uint32_t npairs, cappairs;
 	rd_rec *parts; /* the comm records of the group */
 	uint32_t nparts, capparts;
+	/* causal.c: message parts between clocks not shared, from the scan */
+	struct mg_xpart *xparts;
+	size_t nxparts, capxparts;
+	const mg_proc **task_procs; /* by task, for the scan */
+	bool clocks_many;           /* more than one clock in the trace */
+	bool xparts_full;           /* CAUSAL_MAX_PARTS reached */
+	size_t ntask_procs;
 } mg_ctx;
 
 /* model.c: processes and streams of the directory; then the shape. */
@@ -361,8 +380,30 @@ char *model_strdup(mg_ctx *c, const char *s); /* owned by the shape */
 /* scan.c: the first pass. */
 dw_err scan_all(mg_ctx *c);
 
-/* clock.c: every process's correction once the scan is done. */
+/* clock_setup.c: every process's correction once the scan is done. */
 dw_err clocks_setup(mg_ctx *c);
+
+/* clock_setup.c: which processes share a clock (before the scan). */
+void clocks_group(mg_ctx *c);
+
+/*
+ * causal.c: the scan notes each part of a message between processes
+ * that do not share a clock (record number index of stream s); after
+ * clocks_setup, causal_setup finds the receives that would precede
+ * their send and gives their streams floors: from that record on, the
+ * thread's times are at least the send + 1 ns, so the receive, its
+ * events and the records after it move together, in order.  Counts the
+ * moves in c->rep.  causal_free releases what is left.
+ */
+dw_err causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r,
+                   uint64_t index);
+dw_err causal_setup(mg_ctx *c);
+void causal_free(mg_ctx *c);
+
+/* True when a and b tick on one clock: the same host name and boot id
+ * (the name alone when either file predates the boot id), neither with
+ * the test skew hook's own clock. */
+bool mg_same_clock(const mg_proc *a, const mg_proc *b);
 
 /* names.c */
 dw_err names_build(mg_ctx *c);

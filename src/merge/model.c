@@ -99,7 +99,9 @@ model_free(mg_ctx *c)
 		stack_free(&s->st);
 		stack_free(&s->la_st);
 		free(s->fstack);
+		free(s->floors);
 	}
+	causal_free(c);
 	for (size_t i = 0; i < c->nprocs; i++) {
 		rd_proc_close(c->procs[i].labels);
 		mg_clock_free(&c->procs[i].clk);

@@ -362,10 +362,10 @@ hdr_size(const char *name, const unsigned char *p, size_t len, rd_errlist *errs)
 		return DW_EFORMAT;
 	}
 	size = fmt_get_u32(p + FMT_H_SIZE);
-	if (size < FMT_H_END || size > FMT_HEADER_PAGE) {
+	if (size < FMT_H_END_1_0 || size > FMT_HEADER_PAGE) {
 		rd_report(errs, name, FMT_H_SIZE,
-		          "header size %u is not in [%u, %u]", size, FMT_H_END,
-		          FMT_HEADER_PAGE);
+		          "header size %u is not in [%u, %u]", size,
+		          FMT_H_END_1_0, FMT_HEADER_PAGE);
 		return DW_EFORMAT;
 	}
 	if (len < size) {
@@ -413,6 +413,10 @@ hdr_fields(const unsigned char *p, rd_header *h)
 	h->records = fmt_get_u64(p + FMT_H_RECORDS);
 	hdr_string(h->host, p + FMT_H_HOST);
 	hdr_string(h->program, p + FMT_H_PROGRAM);
+	if (h->size >= FMT_H_BOOT_ID + 40) { /* 1.1 */
+		memcpy(h->boot_id, p + FMT_H_BOOT_ID, 40);
+		h->boot_id[40] = '\0';
+	}
 }
 
 static dw_err

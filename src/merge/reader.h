@@ -80,6 +80,7 @@ typedef struct rd_header {
 	uint64_t lost_disk, lost_cap, seg_reused, records;
 	char host[65];    /* NUL terminated */
 	char program[65]; /* NUL terminated */
+	char boot_id[41]; /* NUL terminated; empty before version 1.1 */
 } rd_header;
 
 /* True when dwt_fini ran for this file's process. */

@@ -54,6 +54,8 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		else if (r.kind == FMT_R_EVENT && r.u.event.value &&
 		         (cls = dense_class(r.u.event.type)) >= 0)
 			err = dense_seen(s->proc, cls, r.u.event.value);
+		else if (r.kind == FMT_R_COMM)
+			err = causal_note(c, s, &r, n);
 		if ((++n & 0xffff) == 0)
 			mg_progress_update(&c->prog, c->done + n);
 	}
@@ -111,6 +113,7 @@ scan_all(mg_ctx *c)
 	dw_err err = DW_OK;
 	size_t k = 0;
 
+	clocks_group(c);
 	mg_progress_start(&c->prog, c->o->progress, "reading",
 	                  scan_estimate(c));
 	c->done = 0;

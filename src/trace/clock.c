@@ -51,7 +51,7 @@ clk_read_skew(void)
 	clk_skewed = 1;
 	return DW_OK;
 }
-static uint64_t clk_base_ticks, clk_base_ns, clk_tps = 1000000000u;
+static uint64_t clk_tps = 1000000000u;
 
 static int
 clk_cpu_invariant_tsc(void)
@@ -120,8 +120,6 @@ clk_measure_rate(void)
 	while (n1 - n0 < 2000000u);
 	clk_tps =
 	    (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / (n1 - n0));
-	clk_base_ticks = t1;
-	clk_base_ns = n1;
 }
 
 int
@@ -134,12 +132,10 @@ clk_setup(int kind)
 		return DW_EINVAL;
 	clk_use_tsc =
 	    kind == DWT_CLOCK_TSC || (kind == DWT_CLOCK_AUTO && usable);
-	if (clk_use_tsc) {
+	if (clk_use_tsc)
 		clk_measure_rate();
-	} else {
+	else
 		clk_tps = 1000000000u;
-		clk_base_ticks = clk_base_ns = clk_raw_ns();
-	}
 	return DW_OK;
 }
 
@@ -147,14 +143,4 @@ uint64_t
 clk_ticks_per_s(void)
 {
 	return clk_tps;
-}
-
-uint64_t
-clk_to_ns(uint64_t ticks)
-{
-	if (!clk_use_tsc)
-		return ticks;
-	__int128 dt = (__int128)ticks - (__int128)clk_base_ticks;
-	return (uint64_t)((__int128)clk_base_ns +
-	                  dt * 1000000000 / (__int128)clk_tps);
 }

@@ -42,9 +42,6 @@ void clk_pair(uint64_t *ticks, uint64_t *ns);
 /* Ticks per second, measured at clk_setup (1e9 for the clock source). */
 uint64_t clk_ticks_per_s(void);
 
-/* Converts ticks of this process to ns with the current calibration. */
-uint64_t clk_to_ns(uint64_t ticks);
-
 /* 1 when the CPU has an invariant TSC the kernel uses as clocksource. */
 int clk_tsc_usable(void);
 

@@ -39,7 +39,9 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	fmt_put_u32(h + FMT_H_NTHREADS, trc.nthreads);
 	fmt_put_u32(h + FMT_H_CLOCK,
 	            clk_use_tsc ? FMT_CLOCK_TSC : FMT_CLOCK_MONO_RAW);
-	fmt_put_u32(h + FMT_H_FLAGS, trc.cfg.circular ? FMT_FLAG_CIRCULAR : 0);
+	fmt_put_u32(h + FMT_H_FLAGS,
+	            (trc.cfg.circular ? FMT_FLAG_CIRCULAR : 0) |
+	                (clk_skewed ? FMT_FLAG_OWN_CLOCK : 0));
 	fmt_put_u64(h + FMT_H_INIT_TICKS, trc.init_ticks);
 	fmt_put_u64(h + FMT_H_INIT_NS, trc.init_ns);
 	fmt_put_u64(h + FMT_H_INIT_REAL_NS, trc.init_real_ns);
@@ -47,6 +49,7 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	fmt_put_u64(h + FMT_H_SEGMENT_SIZE, trc.cfg.segment_size);
 	lbl_put_str(h + FMT_H_HOST, trc.host, 64);
 	lbl_put_str(h + FMT_H_PROGRAM, trc.program, 64);
+	lbl_put_str(h + FMT_H_BOOT_ID, trc.boot_id, 40);
 	uint64_t magic;
 	memcpy(&magic,
 	       kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS : FMT_MAGIC_THREAD,

@@ -169,6 +169,22 @@ trc_resolve_config(const dwt_config *cfg, dwt_config *c)
 	return DW_OK;
 }
 
+/* The boot id tells two hosts of one name apart, and one host before and
+ * after a reboot: processes share a clock only with the same boot. */
+static void
+trc_boot_id(char *out, size_t n)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(out, (int)n, f))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
 static int
 trc_setup_files(void)
 {
@@ -189,6 +205,7 @@ trc_setup_files(void)
 	}
 	if (gethostname(trc.host, sizeof trc.host - 1))
 		snprintf(trc.host, sizeof trc.host, "localhost");
+	trc_boot_id(trc.boot_id, sizeof trc.boot_id);
 	trc.pid = getpid();
 	trc.uid = trc_new_uid();
 	snprintf(trc.prefix, sizeof trc.prefix, "%s/%s.%d.%016" PRIx64, trc.dir,

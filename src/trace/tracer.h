@@ -70,6 +70,7 @@ struct trc {
 	char dir[3808];
 	char program[64];
 	char host[64];
+	char boot_id[40];  /* /proc/sys/kernel/random/boot_id */
 	char prefix[3968]; /* dir/program.pid.uid */
 	uint64_t uid;
 	pid_t pid;
