@@ -41,6 +41,11 @@ typedef struct dw_options {
 	                             trace directory */
 	int clock_sync_ms;        /* period of clock measurements (10000) */
 	int no_merge;             /* 1: leave the per-process files unmerged */
+	/* The largest frame payload a link carries, in bytes: arguments,
+	 * results, channel values (0: DWORK_MAX_PAYLOAD, else 1 GiB; from
+	 * 65536 to 4294967283).  Over it a call fails with DW_ETOOBIG and
+	 * the link lives on (docs/runtime.md). */
+	size_t max_payload;
 } dw_options;
 
 /*

@@ -631,10 +631,13 @@ rtr_send_file(struct conn *c, const char *dir, const char *name)
 	head[0] = FILE_BEGIN;
 	size_t hl = 1 + put_str(head + 1, name);
 	conn_send_msg(c, WIRE_FILE, 0, head, hl, NULL, 0);
-	unsigned char *buf = malloc(1u << 20);
+	/* chunks stay under the link's limit (at least 64 KiB) */
+	size_t chunk =
+	    c->max_payload - 1 < (1u << 20) ? c->max_payload - 1 : (1u << 20);
+	unsigned char *buf = malloc(chunk);
 	ssize_t r;
 	unsigned char op = FILE_DATA;
-	while (buf && (r = read(fd, buf, 1u << 20)) > 0) {
+	while (buf && (r = read(fd, buf, chunk)) > 0) {
 		conn_send_msg(c, WIRE_FILE, 0, &op, 1, buf, (size_t)r);
 		rtr_drain(c); /* one chunk in flight at a time */
 	}
