@@ -281,9 +281,11 @@ DW_API int dw_accept_workers(int n, int timeout_ms, int *ids);
 DW_API int dw_listen_close(void);
 
 /*
- * Writes the cluster's cookie and a newline into path, created with mode
- * 0600 (an existing file is replaced), for `--dwork-cookie-file`.
- * Returns DW_OK or the file's error.
+ * Writes the cluster's cookie and a newline into path, for
+ * `--dwork-cookie-file`: a new file of mode 0600 (created O_EXCL |
+ * O_NOFOLLOW as PATH.tmp and renamed into place).  An existing file of
+ * this user is replaced; a link, or a file another user owns, is refused
+ * (DW_EACCES, dw_errmsg says why).  Returns DW_OK or the file's error.
  */
 DW_API int dw_write_cookie_file(const char *path);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "merge/html_int.h"
 
 static dw_err
@@ -209,9 +210,12 @@ static dw_err
 hw_end(mg_writer *w, const mg_info *info)
 {
 	html_writer *h = (html_writer *)w;
-	FILE *f = fopen(h->tmp, "w");
+	int fd = sf_create(h->tmp, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	int errnum = 0;
 
+	if (fd >= 0 && !f)
+		close(fd);
 	if (!f)
 		return fail(h, dw_err_from_errno(errno), strerror(errno));
 	hw_draw(h, info, f);

@@ -202,10 +202,19 @@ rd_src_open(rd_src *s, const char *path, size_t minwin, rd_errlist *errs)
 	s->name = strdup(path);
 	if (!s->name)
 		return DW_ENOMEM;
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* never through a link planted in a trace directory; O_NONBLOCK
+	 * so a planted FIFO cannot hang us (src_stat refuses it) */
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (s->fd < 0) {
-		err = dw_err_from_errno(errno);
-		rd_report_file(errs, path, "cannot open: %s", strerror(errno));
+		int e = errno;
+		err = dw_err_from_errno(e);
+		if (e == ELOOP)
+			rd_report_file(errs, path,
+			               "is a symbolic link: refused (trace "
+			               "files are never read through links)");
+		else
+			rd_report_file(errs, path, "cannot open: %s",
+			               strerror(e));
 		return err;
 	}
 	err = src_stat(s, errs);
