@@ -424,6 +424,34 @@ hdr_fields(const unsigned char *p, rd_header *h)
 	hdr_string(h->program, p + FMT_H_PROGRAM);
 }
 
+/* Task and thread ids within the limits every consumer relies on. */
+static dw_err
+hdr_ids(const char *name, rd_errlist *errs, const rd_header *h)
+{
+	const char *what = NULL;
+	uint32_t v = 0, max = 0, off = 0;
+
+	if (h->task >= RD_TASK_MAX)
+		what = "task id", v = h->task, max = RD_TASK_MAX - 1,
+		off = FMT_H_TASK;
+	else if (h->ntasks > RD_TASK_MAX)
+		what = "task count", v = h->ntasks, max = RD_TASK_MAX,
+		off = FMT_H_NTASKS;
+	else if (h->thread >= RD_THREAD_MAX)
+		what = "thread id", v = h->thread, max = RD_THREAD_MAX - 1,
+		off = FMT_H_THREAD;
+	else if (h->nthreads > RD_THREAD_MAX)
+		what = "thread count", v = h->nthreads, max = RD_THREAD_MAX,
+		off = FMT_H_NTHREADS;
+	if (!what)
+		return DW_OK;
+	rd_report(errs, name, off,
+	          "%s %u is out of range (at most %u); file "
+	          "refused",
+	          what, v, max);
+	return DW_EFORMAT;
+}
+
 static dw_err
 hdr_check(const char *name, uint32_t magic_kind, rd_errlist *errs,
           const unsigned char *p, rd_header *h)
@@ -446,7 +474,7 @@ hdr_check(const char *name, uint32_t magic_kind, rd_errlist *errs,
 		          h->clock);
 		return DW_EFORMAT;
 	}
-	return DW_OK;
+	return hdr_ids(name, errs, h);
 }
 
 dw_err
