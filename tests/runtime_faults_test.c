@@ -304,10 +304,12 @@ manual_hello(int fd, const char *cookie, int vmajor, struct wire_hello *ack)
 	    recv(fd, buf, rh.payload, MSG_WAITALL) != (ssize_t)rh.payload ||
 	    wire_parse_hello(buf, rh.payload, 1, ack, NULL, 0) != 0)
 		return 0;
-	/* the settings that follow the handshake: tracing off */
-	memset(buf, 0, WIRE_HDR + 32);
-	wire_put_hdr(buf, WIRE_CONFIG, 0, 32);
-	send(fd, buf, WIRE_HDR + 32, MSG_NOSIGNAL);
+	/* the settings that follow the handshake: tracing off, then the
+	 * link limit */
+	memset(buf, 0, WIRE_HDR + 36);
+	wire_put_hdr(buf, WIRE_CONFIG, 0, 36);
+	wire_put_u32(buf + WIRE_HDR + 32, WIRE_MAX_PAYLOAD);
+	send(fd, buf, WIRE_HDR + 36, MSG_NOSIGNAL);
 	return 1;
 }
 

@@ -41,6 +41,11 @@ typedef struct dw_options {
 	                             trace directory */
 	int clock_sync_ms;        /* period of clock measurements (10000) */
 	int no_merge;             /* 1: leave the per-process files unmerged */
+	/* The largest frame payload a link carries, in bytes: arguments,
+	 * results, channel values (0: DWORK_MAX_PAYLOAD, else 1 GiB; from
+	 * 65536 to 4294967283).  Over it a call fails with DW_ETOOBIG and
+	 * the link lives on (docs/runtime.md). */
+	size_t max_payload;
 } dw_options;
 
 /*
@@ -276,9 +281,11 @@ DW_API int dw_accept_workers(int n, int timeout_ms, int *ids);
 DW_API int dw_listen_close(void);
 
 /*
- * Writes the cluster's cookie and a newline into path, created with mode
- * 0600 (an existing file is replaced), for `--dwork-cookie-file`.
- * Returns DW_OK or the file's error.
+ * Writes the cluster's cookie and a newline into path, for
+ * `--dwork-cookie-file`: a new file of mode 0600 (created O_EXCL |
+ * O_NOFOLLOW as PATH.tmp and renamed into place).  An existing file of
+ * this user is replaced; a link, or a file another user owns, is refused
+ * (DW_EACCES, dw_errmsg says why).  Returns DW_OK or the file's error.
  */
 DW_API int dw_write_cookie_file(const char *path);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "merge/html_int.h"
 
 static dw_err
@@ -224,12 +225,15 @@ hw_end(mg_writer *w, const mg_info *info)
 {
 	html_writer *h = (html_writer *)w;
 	dw_err err = figures(h, h->st->base.ops->end(&h->st->base, info));
-	FILE *f;
 	int errnum = 0;
 
 	if (err != DW_OK)
 		return err;
-	f = fopen(h->tmp, "w");
+	int fd = sf_create(h->tmp, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (fd >= 0 && !f)
+		close(fd);
 	if (!f)
 		return fail(h, dw_err_from_errno(errno), strerror(errno));
 	hw_draw(h, info, f);

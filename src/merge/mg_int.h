@@ -14,10 +14,10 @@
 #include "merge/reader.h"
 #include "merge/writer.h"
 
-#define MG_TASK_MAX          (1u << 20) /* tracer task ids above are refused */
-#define MG_THREAD_MAX        (1u << 16) /* tracer thread ids above are refused */
-#define MG_STACK_MAX         (1u << 16) /* deeper state pushes are counted */
-#define MG_TYPE_FUNC         60000019u  /* user functions (as Extrae) */
+#define MG_TASK_MAX          RD_TASK_MAX   /* the reader refuses ids above */
+#define MG_THREAD_MAX        RD_THREAD_MAX /* the reader refuses ids above */
+#define MG_STACK_MAX         (1u << 16)    /* deeper state pushes are counted */
+#define MG_TYPE_FUNC         60000019u     /* user functions (as Extrae) */
 #define MG_STATE_IDLE        0u
 #define MG_STATE_NOT_CREATED 2u
 #define MG_NONE              UINT32_MAX

@@ -629,8 +629,19 @@ arch_remove(const char *dir)
 	DIR *d;
 	struct dirent *de;
 
-	if (access(dir, F_OK) < 0)
+	struct stat st;
+	if (lstat(dir, &st) < 0)
 		return 0;
+	/* never through a link, nor in a directory someone else made */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		errno = ENOTEMPTY;
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/traces", dir);
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		errno = ENOTEMPTY;
+		return -1;
+	}
 	if (!only_ours(dir, true)) {
 		errno = ENOTEMPTY;
 		return -1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "merge/outbuf.h"
 
 const char ob_digits[201] = "00010203040506070809"
@@ -52,7 +53,7 @@ ob_open(ob *b, const char *path)
 		return DW_ENOMEM;
 	}
 	b->cap = OB_SIZE;
-	b->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	b->fd = sf_create(path, 0644); /* new: nothing planted is followed */
 	if (b->fd < 0) {
 		int e = errno;
 

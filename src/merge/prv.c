@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "merge/outbuf.h"
 #include "merge/prv_int.h"
 
@@ -266,9 +267,12 @@ prv_record(mg_writer *w, const mg_rec *r)
 static dw_err
 write_text(prv_writer *p, int k, const mg_info *info)
 {
-	FILE *f = fopen(p->tmp[k], "w");
+	int fd = sf_create(p->tmp[k], 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	int errnum;
 
+	if (fd >= 0 && !f)
+		close(fd);
 	if (!f)
 		return fail(p, dw_err_from_errno(errno), "create", p->tmp[k],
 		            errno);

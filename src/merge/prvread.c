@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/safefile.h"
 #include "merge/prvread.h"
 #include "merge/reader_int.h"
 
@@ -588,7 +590,14 @@ side_file(pr_ctx *c, const char *ext, dw_err (*read)(pr_ctx *, FILE *))
 	if (prvread_is_prv(p))
 		p[n - 4] = '\0';
 	strcat(p, ext);
-	f = fopen(p, "r");
+	/* a sibling is never read through a link (it may be planted) */
+	int fd = sf_open_read(p);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
+	if (!f && errno == ELOOP)
+		rd_report_file(c->errs, p,
+		               "is a symbolic link: refused (never followed)");
 	free(p);
 	if (!f)
 		return DW_OK;

@@ -202,10 +202,19 @@ rd_src_open(rd_src *s, const char *path, size_t minwin, rd_errlist *errs)
 	s->name = strdup(path);
 	if (!s->name)
 		return DW_ENOMEM;
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* never through a link planted in a trace directory; O_NONBLOCK
+	 * so a planted FIFO cannot hang us (src_stat refuses it) */
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (s->fd < 0) {
-		err = dw_err_from_errno(errno);
-		rd_report_file(errs, path, "cannot open: %s", strerror(errno));
+		int e = errno;
+		err = dw_err_from_errno(e);
+		if (e == ELOOP)
+			rd_report_file(errs, path,
+			               "is a symbolic link: refused (trace "
+			               "files are never read through links)");
+		else
+			rd_report_file(errs, path, "cannot open: %s",
+			               strerror(e));
 		return err;
 	}
 	err = src_stat(s, errs);
@@ -419,6 +428,34 @@ hdr_fields(const unsigned char *p, rd_header *h)
 	}
 }
 
+/* Task and thread ids within the limits every consumer relies on. */
+static dw_err
+hdr_ids(const char *name, rd_errlist *errs, const rd_header *h)
+{
+	const char *what = NULL;
+	uint32_t v = 0, max = 0, off = 0;
+
+	if (h->task >= RD_TASK_MAX)
+		what = "task id", v = h->task, max = RD_TASK_MAX - 1,
+		off = FMT_H_TASK;
+	else if (h->ntasks > RD_TASK_MAX)
+		what = "task count", v = h->ntasks, max = RD_TASK_MAX,
+		off = FMT_H_NTASKS;
+	else if (h->thread >= RD_THREAD_MAX)
+		what = "thread id", v = h->thread, max = RD_THREAD_MAX - 1,
+		off = FMT_H_THREAD;
+	else if (h->nthreads > RD_THREAD_MAX)
+		what = "thread count", v = h->nthreads, max = RD_THREAD_MAX,
+		off = FMT_H_NTHREADS;
+	if (!what)
+		return DW_OK;
+	rd_report(errs, name, off,
+	          "%s %u is out of range (at most %u); file "
+	          "refused",
+	          what, v, max);
+	return DW_EFORMAT;
+}
+
 static dw_err
 hdr_check(const char *name, uint32_t magic_kind, rd_errlist *errs,
           const unsigned char *p, rd_header *h)
@@ -441,7 +478,7 @@ hdr_check(const char *name, uint32_t magic_kind, rd_errlist *errs,
 		          h->clock);
 		return DW_EFORMAT;
 	}
-	return DW_OK;
+	return hdr_ids(name, errs, h);
 }
 
 dw_err

@@ -31,6 +31,16 @@
 
 #include "common/format.h"
 
+/*
+ * Ids a file may name.  A header whose task, task count, thread or
+ * thread count is over these is refused (DW_EFORMAT, reported), a COMM
+ * or SYNC record naming a task over them is damage (the rest of its
+ * segment is skipped), an identity label over them is ignored: no
+ * consumer sized by them can be made to index past its arrays.
+ */
+#define RD_TASK_MAX   (1u << 20) /* task ids are below this */
+#define RD_THREAD_MAX (1u << 16) /* thread ids are below this */
+
 /* ---- Error list ------------------------------------------------------ */
 
 #define RD_ERRS_MAX 1000 /* messages kept; later ones are only counted */

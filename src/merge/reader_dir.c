@@ -77,6 +77,8 @@ list_names(const char *dir, rd_errlist *errs, char ***out, size_t *nout)
 		if (!has_suffix(de->d_name, ".dwp") &&
 		    !has_suffix(de->d_name, ".dwt"))
 			continue;
+		/* a link is refused when opened (rd_src_open), with a
+		 * message; it is never followed */
 		if (!names_push(&names, &n, &cap, de->d_name)) {
 			closedir(d);
 			names_free(names, n);

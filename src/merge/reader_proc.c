@@ -181,6 +181,14 @@ tlv_apply(rd_proc *p, struct caps *c, const char *name, uint64_t off,
 		          kind, len);
 		return DW_EFORMAT;
 	}
+	if (kind == FMT_L_IDENTITY && (fmt_get_u32(d + 8) >= RD_TASK_MAX ||
+	                               fmt_get_u32(d + 12) > RD_TASK_MAX)) {
+		rd_report(errs, name, off,
+		          "identity label with task %u of %u is out of range "
+		          "(at most %u tasks); ignored",
+		          fmt_get_u32(d + 8), fmt_get_u32(d + 12), RD_TASK_MAX);
+		return DW_OK;
+	}
 	if (kind == FMT_L_CALIB || kind == FMT_L_IDENTITY || kind == FMT_L_END)
 		ok = tlv_times(p, c, kind, d);
 	else

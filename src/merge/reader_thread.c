@@ -432,6 +432,15 @@ seg_two(rd_thread *t, uint32_t kind, rd_rec *rec)
 		return false;
 	}
 	rec_two(t, kind, p, rec);
+	uint32_t task = kind == FMT_R_COMM ? rec->u.comm.partner_task
+	                                   : rec->u.sync.ref_task;
+	if (task >= RD_TASK_MAX) {
+		rd_report(t->errs, t->src.name, t->pos,
+		          "%s record names task %u, out of range (at most "
+		          "%u); rest of the segment skipped",
+		          rd_kind_names[kind], task, RD_TASK_MAX - 1);
+		return false;
+	}
 	t->pos += 2 * FMT_REC_SIZE;
 	return true;
 }

@@ -572,12 +572,12 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX)
 		return rt_set_err(0, "invalid function name"), DW_EINVAL;
-	if (len > WIRE_MAX_PAYLOAD - wire_call_prefix(nl))
-		return rt_set_err(0,
-		                  "argument of %zu bytes is over the frame "
-		                  "limit",
-		                  len),
-		       DW_ETOOBIG;
+	if (len > conn_max_payload - wire_call_prefix(nl)) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "an argument", len,
+		             conn_max_payload - wire_call_prefix(nl));
+		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
+	}
 	rtr_user_thread();
 	/* the whole send, opening a link to a worker included */
 	RTR_IN(DWT_STATE_BLOCKING_SEND);
@@ -908,10 +908,6 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 	unsigned char pre[REQ_PREFIX + 64];
 	if (blen > 64)
 		return DW_EINVAL;
-	if (dlen > WIRE_MAX_PAYLOAD - REQ_PREFIX - blen)
-		return rt_set_err(0, "%zu bytes are over the frame limit",
-		                  dlen),
-		       DW_ETOOBIG;
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
 		return err;
@@ -994,6 +990,14 @@ req_call(int pid, int op, const void *body, size_t blen, const void *data,
 		*reslen = 0;
 	if (rt.role == RT_NONE)
 		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
+	/* checked for local owners too: a value any link could not carry
+	 * would be stuck in a channel that others take from */
+	if (dlen > conn_max_payload - REQ_PREFIX - 64) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "a value", dlen,
+		             conn_max_payload - REQ_PREFIX - 64);
+		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
+	}
 	if (pid == rt.myid)
 		return req_call_local(op, body, blen, data, dlen, timeout_ms,
 		                      res, reslen);
@@ -1478,10 +1482,17 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 			ready_add(f);
 	} else if (h->flags & WIRE_FLAG_ERROR) {
 		char msg[600];
-		int n = h->payload > 500 ? 500 : (int)h->payload;
+		int err = DW_EREMOTE;
+		size_t o = 0;
+		if (h->flags & WIRE_FLAG_CODE) {
+			uint32_t st = h->payload >= 4 ? wire_get_u32(p) : 0;
+			err = st && st < DW_ERR_COUNT ? (int)st : DW_EPROTO;
+			o = h->payload >= 4 ? 4 : h->payload;
+		}
+		int n = h->payload - o > 500 ? 500 : (int)(h->payload - o);
 		snprintf(msg, sizeof msg, "worker %d: %.*s", c->peer, n,
-		         (const char *)p);
-		fut_fail(f, DW_EREMOTE, c->peer, msg);
+		         (const char *)p + o);
+		fut_fail(f, err, c->peer, msg);
 	} else { /* the payload is the result: no copy, malloc-aligned */
 		free(f->buf);
 		f->buf = p;
@@ -1559,13 +1570,43 @@ call_fail_all(void)
 
 /* ---- frames arriving at the callee ---- */
 
+/* A failed call's RESULT; an error other than DW_EREMOTE travels as a
+ * code before the message. */
+static void
+call_reply_code(struct conn *c, uint64_t id, int err, const char *msg)
+{
+	struct frame f;
+	unsigned char st[4];
+	wire_put_u32(st, (uint32_t)err);
+	int coded = err != DW_EREMOTE;
+	frame_init(&f, WIRE_RESULT, id, st, coded ? 4 : 0, msg, strlen(msg), 0);
+	f.head[5] = WIRE_FLAG_ERROR | (coded ? WIRE_FLAG_CODE : 0);
+	conn_send(c, &f, 0);
+}
+
 static void
 call_reply_error(struct conn *c, uint64_t id, const char *msg)
 {
+	call_reply_code(c, id, DW_EREMOTE, msg);
+}
+
+/* Sends a result, or DW_ETOOBIG naming its size when the link cannot
+ * carry it: that call fails, the link and the worker live on. */
+static void
+call_send_result(struct conn *c, uint64_t id, void *data, size_t len, int own,
+                 int flags)
+{
+	if ((uint64_t)len > c->max_payload) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "a result", len, c->max_payload);
+		if (own)
+			free(data);
+		call_reply_code(c, id, DW_ETOOBIG, msg);
+		return;
+	}
 	struct frame f;
-	frame_init(&f, WIRE_RESULT, id, NULL, 0, msg, strlen(msg), 0);
-	f.head[5] = WIRE_FLAG_ERROR;
-	conn_send(c, &f, 0);
+	frame_init(&f, WIRE_RESULT, id, NULL, 0, data, len, own);
+	conn_send(c, &f, flags);
 }
 
 /* Executors: at least the configured number; more while some block in
@@ -1717,6 +1758,7 @@ struct kext {
 	struct holders h;
 	struct kwait *waiters;
 	char *errmsg;
+	int errcode;     /* the failure's dw_err (0: DW_EREMOTE) */
 	int whence_done; /* the caller fetched or freed its copy */
 };
 
@@ -1764,7 +1806,8 @@ kept_answer(struct kept *k, const struct req_src *s, int op)
 		unsigned char r = k->state != KEPT_RUNNING;
 		req_answer(s, &r, 1);
 	} else if (k->state == KEPT_FAILED) {
-		req_answer_err(s, DW_EREMOTE, "process %d: %s", rt.myid,
+		req_answer_err(s, x && x->errcode ? x->errcode : DW_EREMOTE,
+		               "process %d: %s", rt.myid,
 		               x && x->errmsg ? x->errmsg : "the call failed");
 	} else if (op == REQ_FUT_WAIT) {
 		req_answer(s, NULL, 0);
@@ -1974,11 +2017,9 @@ call_fetch_kept(struct conn *c, const struct wire_hdr *h, int drop_only)
 		free(data);
 		return;
 	}
-	struct frame f;
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, c->peer, h->ref, 3,
 	         len);
-	frame_init(&f, WIRE_RESULT, h->ref, NULL, 0, data, len, 1);
-	conn_send(c, &f, 0);
+	call_send_result(c, h->ref, data, len, 1, 0);
 }
 
 /* ---- frames arriving at a requester: ANSWER ---- */
@@ -2159,6 +2200,14 @@ static void
 exec_keep(struct job *j, dw_reply *r, int rc)
 {
 	struct kept *k = j->kept;
+	int code = DW_EREMOTE;
+	if (rc == 0 && (uint64_t)r->len > j->from->max_payload) {
+		/* no link could fetch it: fail the call now, keep nothing */
+		wire_too_big(r->err, sizeof r->err, "a result", r->len,
+		             j->from->max_payload);
+		rc = -1;
+		code = DW_ETOOBIG;
+	}
 	pthread_mutex_lock(&rt.lock);
 	struct kext *x = k->ext;
 	if (rc == 0) {
@@ -2172,13 +2221,14 @@ exec_keep(struct job *j, dw_reply *r, int rc)
 			x->whence_done = 1; /* the caller gets the error */
 			free(x->errmsg);
 			x->errmsg = strdup(r->err);
+			x->errcode = code;
 		}
 	}
 	kept_completed(k);
 	kept_maybe_free(k); /* a failure, or a caller that died meanwhile */
 	pthread_mutex_unlock(&rt.lock);
 	if (rc != 0) {
-		call_reply_error(j->from, j->id, r->err);
+		call_reply_code(j->from, j->id, code, r->err);
 		return;
 	}
 	struct frame f;
@@ -2212,11 +2262,10 @@ exec_job(struct job *j)
 		else
 			call_reply_error(j->from, j->id, r.err);
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
-		struct frame f;
-		frame_init(&f, WIRE_RESULT, j->id, NULL, 0, r.data, r.len,
-		           r.owned);
+		int own = r.owned;
 		r.owned = 0;
-		conn_send(j->from, &f, exec_defer(j->from));
+		call_send_result(j->from, j->id, r.data, r.len, own,
+		                 exec_defer(j->from));
 	}
 	if (r.owned)
 		free(r.data);

@@ -264,6 +264,8 @@ cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
 	/* The worker's settings (tracing) come before anything else. */
 	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
+	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload); /* last field */
+	cl += 4;
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
 	if (cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline) < 0) {
 		snprintf(why, len,

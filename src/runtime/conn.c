@@ -15,6 +15,7 @@
 #include "runtime/conn.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
 
 struct conn *
 conn_new(int fd, int peer)
@@ -27,7 +28,7 @@ conn_new(int fd, int peer)
 	c->peer = peer;
 	c->epfd = -1;
 	c->wq_tail = &c->wq;
-	c->max_payload = WIRE_MAX_PAYLOAD;
+	c->max_payload = conn_max_payload;
 	pthread_mutex_init(&c->wlock, NULL);
 	struct timeval tv = {CONN_RECV_TIMEOUT_MS / 1000,
 	                     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
@@ -86,7 +87,11 @@ frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
 {
 	assert(plen <= sizeof f->head - WIRE_HDR); /* a prefix is small */
 	f->next = NULL;
-	wire_put_hdr(f->head, type, ref, (uint32_t)(plen + blen));
+	/* a length the header cannot hold is written as 0; conn_send
+	 * refuses the frame by f->left before anything leaves */
+	uint64_t pl = (uint64_t)plen + blen;
+	wire_put_hdr(f->head, type, ref,
+	             pl <= WIRE_PAYLOAD_CEIL ? (uint32_t)pl : 0);
 	if (plen)
 		memcpy(f->head + WIRE_HDR, prefix, plen);
 	f->iov[0].iov_base = f->head;
@@ -289,6 +294,11 @@ int
 conn_send(struct conn *c, struct frame *f, int flags)
 {
 	int err = DW_OK;
+	if ((uint64_t)f->left - WIRE_HDR > c->max_payload) {
+		free(f->own); /* never written: nothing can wrap or be cut */
+		f->own = NULL;
+		return DW_ETOOBIG;
+	}
 	if (conn_frame_hook)
 		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);

@@ -54,6 +54,11 @@ struct conn {
 	size_t pgot;
 };
 
+/* The payload limit of every link once its handshake is done (the
+ * master's DWORK_MAX_PAYLOAD or dw_options.max_payload, sent to its
+ * workers in CONFIG); new connections start with it. */
+extern uint32_t conn_max_payload;
+
 #define CONN_RBUF (64u << 10)
 #define CONN_MORE 1 /* conn_send flag: more frames follow, do not write yet */
 
@@ -75,7 +80,9 @@ void frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
  * not take is queued (a borrowed body is copied, an owned one handed over)
  * and the I/O thread finishes it.  With CONN_MORE, or while the connection
  * is held, the frame is queued for one writev with the frames after it.
- * Returns DW_OK, DW_ECLOSED or DW_ENOMEM.
+ * A frame whose payload is over the connection's limit is refused whole,
+ * before a byte is written: DW_ETOOBIG (the link stays usable).
+ * Returns DW_OK, DW_ECLOSED, DW_ENOMEM or DW_ETOOBIG.
  */
 int conn_send(struct conn *c, struct frame *f, int flags);
 

@@ -142,6 +142,59 @@ init_defaults(const dw_options *o)
 		rt.opts.clock_sync_ms = 10000;
 }
 
+/* "N", "Nk", "NM" or "NG" (powers of 1024); -1 when malformed. */
+static int
+init_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* The link limit: dw_options.max_payload, else DWORK_MAX_PAYLOAD, else
+ * 1 GiB; workers get it in CONFIG. */
+static int
+init_payload_limit(void)
+{
+	uint64_t v = rt.opts.max_payload;
+	const char *src = "dw_options.max_payload";
+	const char *env = getenv("DWORK_MAX_PAYLOAD");
+	char shown[64];
+	snprintf(shown, sizeof shown, "%llu", (unsigned long long)v);
+	if (!v && env) {
+		src = "DWORK_MAX_PAYLOAD";
+		snprintf(shown, sizeof shown, "%.40s", env);
+		if (init_parse_size(env, &v) < 0 || v == 0)
+			v = UINT64_MAX; /* refused below */
+	}
+	if (!v)
+		v = WIRE_MAX_PAYLOAD;
+	if (v < WIRE_PAYLOAD_FLOOR || v > WIRE_PAYLOAD_CEIL) {
+		rt_set_err(0,
+		           "%s='%s' is not valid: expected a byte count "
+		           "(suffix k, M or G) from %u to %u",
+		           src, shown, WIRE_PAYLOAD_FLOOR, WIRE_PAYLOAD_CEIL);
+		return DW_EINVAL;
+	}
+	conn_max_payload = (uint32_t)v;
+	return DW_OK;
+}
+
 static void
 init_atexit(void)
 {
@@ -208,6 +261,8 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	int err = init_procs(argc, argv, &procs);
 	if (err == DW_OK)
 		err = init_machine_file(argc, argv, &mfile);
+	if (err == DW_OK)
+		err = init_payload_limit();
 	if (err != DW_OK) {
 		fprintf(stderr, "dwork: %s\n", dw_errmsg());
 		return err;

@@ -522,7 +522,7 @@ peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		conn_send_msg(c, WIRE_HELLO_ACK, 0, buf + WIRE_HDR,
 		              n - WIRE_HDR, NULL, 0);
 		c->peer = id;
-		c->max_payload = WIRE_MAX_PAYLOAD;
+		c->max_payload = conn_max_payload;
 		peer_up_locked(pe, c);
 	}
 	pthread_mutex_unlock(&pr_lock);

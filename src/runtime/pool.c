@@ -345,9 +345,12 @@ dw_pool_cache(dw_pool *p, const void *data, size_t len, uint64_t *handle)
 {
 	if (!p)
 		p = &default_pool;
-	if (len > WIRE_MAX_PAYLOAD - REQ_PREFIX - 8)
-		return rt_set_err(0, "%zu bytes are over the frame limit", len),
-		       DW_ETOOBIG;
+	if (len > conn_max_payload - REQ_PREFIX - 8) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "a cached argument", len,
+		             conn_max_payload - REQ_PREFIX - 8);
+		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
+	}
 	struct blob *b = calloc(1, sizeof *b);
 	if (!b || !(b->data = malloc(len ? len : 1))) {
 		free(b);

@@ -71,6 +71,15 @@ static void
 req_send_answer(const struct req_src *s, uint32_t status, const void *data,
                 size_t len, int own)
 {
+	if ((uint64_t)len + 4 > s->c->max_payload) {
+		char msg[200]; /* this request fails, the link lives on */
+		wire_too_big(msg, sizeof msg, "an answer", len + 4,
+		             s->c->max_payload);
+		if (own)
+			free((void *)data);
+		req_send_answer(s, DW_ETOOBIG, msg, strlen(msg), 0);
+		return;
+	}
 	unsigned char st[4];
 	wire_put_u32(st, status);
 	struct frame f;

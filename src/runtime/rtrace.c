@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
@@ -166,20 +167,6 @@ rtr_switch_default(const char *v)
 	       !strcasecmp(v, "yes") || !strcasecmp(v, "true");
 }
 
-static int
-rtr_mkdirs(const char *dir)
-{
-	char p[sizeof tr_dir];
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 static void
 rtr_write_marker(void)
 {
@@ -190,7 +177,10 @@ rtr_write_marker(void)
 		snprintf(tr_token + 2 * i, 3, "%02x", r[i]);
 	char path[sizeof tr_dir + 64];
 	snprintf(path, sizeof path, "%s/.dwork-shared-%s", tr_dir, tr_token);
-	FILE *f = fopen(path, "w");
+	int fd = sf_create(path, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f) {
 		fputs(tr_token, f);
 		fclose(f);
@@ -215,11 +205,18 @@ rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
 		         c->program ? c->program : prog);
 		want = dflt;
 	}
-	if (strlen(want) >= len - 1 || rtr_mkdirs(want) < 0 ||
-	    !realpath(want, out)) {
-		rt_log("cannot create the trace directory '%s': %s", want,
-		       strerror(errno));
-		return DW_EIO;
+	char why[600];
+	int e = strlen(want) >= len - 1 ? ENAMETOOLONG
+	                                : sf_private_dir(want, why, sizeof why);
+	if (e == ENAMETOOLONG)
+		snprintf(why, sizeof why, "the path '%.200s' is too long",
+		         want);
+	if (!e && !realpath(want, out))
+		snprintf(why, sizeof why, "'%s': %s", want,
+		         strerror(e = errno));
+	if (e) {
+		rt_log("cannot use the trace directory: %s", why);
+		return e == EACCES ? DW_EACCES : DW_EIO;
 	}
 	return DW_OK;
 }
@@ -623,8 +620,7 @@ rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
 	}
 	char path[sizeof tr_dir + 300];
 	snprintf(path, sizeof path, "%s/%s", tr_dir, name);
-	w->gather_fd =
-	    open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	w->gather_fd = sf_create(path, 0644);
 	if (w->gather_fd < 0)
 		rt_log("cannot write %s: %s", path, strerror(errno));
 }
@@ -665,10 +661,13 @@ rtr_send_file(struct conn *c, const char *dir, const char *name)
 	head[0] = FILE_BEGIN;
 	size_t hl = 1 + put_str(head + 1, name);
 	conn_send_msg(c, WIRE_FILE, 0, head, hl, NULL, 0);
-	unsigned char *buf = malloc(1u << 20);
+	/* chunks stay under the link's limit (at least 64 KiB) */
+	size_t chunk =
+	    c->max_payload - 1 < (1u << 20) ? c->max_payload - 1 : (1u << 20);
+	unsigned char *buf = malloc(chunk);
 	ssize_t r;
 	unsigned char op = FILE_DATA;
-	while (buf && (r = read(fd, buf, 1u << 20)) > 0) {
+	while (buf && (r = read(fd, buf, chunk)) > 0) {
 		conn_send_msg(c, WIRE_FILE, 0, &op, 1, buf, (size_t)r);
 		rtr_drain(c); /* one chunk in flight at a time */
 	}

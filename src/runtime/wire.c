@@ -26,23 +26,29 @@ int
 wire_parse_hdr(const unsigned char *p, uint32_t max_payload, struct wire_hdr *h,
                char *why, size_t whylen)
 {
-	uint32_t len = wire_get_u32(p);
+	uint64_t len = wire_get_u32(p);
 	if (len < 12)
 		return wire_fail(
 		    why, whylen,
 		    "frame length %llu is below the 12-byte minimum", len);
-	if (len - 12u > max_payload)
-		return wire_fail(
-		    why, whylen,
-		    "frame payload of %llu bytes exceeds the limit", len - 12u);
+	if (len - 12u > (uint64_t)max_payload) {
+		if (why && whylen)
+			snprintf(why, whylen,
+			         "frame payload of %llu bytes exceeds the "
+			         "limit of %u bytes",
+			         (unsigned long long)(len - 12u), max_payload);
+		return -1;
+	}
 	if (p[4] == 0 || p[4] > WIRE_TYPE_MAX)
 		return wire_fail(why, whylen, "unknown frame type %llu", p[4]);
 	int flags_ok =
-	    p[5] == 0 || (p[4] == WIRE_RESULT && p[5] == WIRE_FLAG_ERROR);
+	    p[5] == 0 || (p[4] == WIRE_RESULT &&
+	                  (p[5] == WIRE_FLAG_ERROR ||
+	                   p[5] == (WIRE_FLAG_ERROR | WIRE_FLAG_CODE)));
 	if (!flags_ok || wire_get_u16(p + 6) != 0)
 		return wire_fail(why, whylen,
 		                 "reserved header bits set (flags %llu)", p[5]);
-	h->payload = len - 12u;
+	h->payload = (uint32_t)(len - 12u);
 	h->type = p[4];
 	h->flags = p[5];
 	h->ref = wire_get_u64(p + 8);
@@ -113,6 +119,16 @@ wire_parse_hello(const unsigned char *p, size_t len, int ack,
 		return wire_fail(why, whylen,
 		                 "handshake has %llu trailing bytes", len - o);
 	return 0;
+}
+
+void
+wire_too_big(char *buf, size_t len, const char *what, uint64_t size,
+             uint64_t limit)
+{
+	snprintf(buf, len,
+	         "%s of %llu bytes exceeds the link's limit of %llu bytes "
+	         "(DWORK_MAX_PAYLOAD, dw_options.max_payload)",
+	         what, (unsigned long long)size, (unsigned long long)limit);
 }
 
 int

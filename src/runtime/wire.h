@@ -13,7 +13,12 @@
 #define WIRE_MAGIC         "DWRK"
 #define WIRE_HDR           16u        /* bytes of a frame header */
 #define WIRE_MAX_PAYLOAD   (1u << 30) /* default payload limit: 1 GiB */
-#define WIRE_HELLO_MAX     1024u      /* handshake frames are small */
+/* The configurable payload limit's range: the largest payload the 32-bit
+ * frame length can describe (length = 12 + payload), and a floor that
+ * keeps every fixed-size control frame and trace-file chunk legal. */
+#define WIRE_PAYLOAD_CEIL  (UINT32_MAX - 12u)
+#define WIRE_PAYLOAD_FLOOR (64u << 10)
+#define WIRE_HELLO_MAX     1024u /* handshake frames are small */
 #define WIRE_COOKIE_MAX    64u
 #define WIRE_NAME_MAX      255u /* function names */
 
@@ -49,6 +54,10 @@ enum wire_call_mode {
 /* Header flags.  Only RESULT may carry one: its payload is then the
  * error message instead of the result. */
 #define WIRE_FLAG_ERROR 1u
+/* With WIRE_FLAG_ERROR: the message is preceded by a u32 dw_err code
+ * (DW_ETOOBIG for a result over the link's limit); without it a failed
+ * call is DW_EREMOTE. */
+#define WIRE_FLAG_CODE 2u
 
 struct wire_hdr {
 	uint32_t payload; /* bytes after the 16-byte header */
@@ -57,11 +66,14 @@ struct wire_hdr {
 	uint64_t ref;
 };
 
-/* Writes a 16-byte header for a payload of `payload` bytes. */
+/* Writes a 16-byte header for a payload of `payload` bytes; the caller
+ * has checked payload <= WIRE_PAYLOAD_CEIL (conn_send refuses longer
+ * frames, so the length never wraps). */
 void wire_put_hdr(unsigned char *p, uint8_t type, uint64_t ref,
                   uint32_t payload);
 
-/* Decodes and checks a header against max_payload: returns 0, or -1 with
+/* Decodes and checks a header against max_payload (64-bit arithmetic,
+ * before the caller reads or allocates anything): returns 0, or -1 with
  * the reason in why (length too small, too large, reserved bits, unknown
  * type). */
 int wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
@@ -81,6 +93,11 @@ size_t wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack);
 /* Decodes one; returns 0 or -1 with the reason. */
 int wire_parse_hello(const unsigned char *p, size_t len, int ack,
                      struct wire_hello *h, char *why, size_t whylen);
+
+/* The message for a payload over a link's limit, naming both sizes:
+ * "WHAT of N bytes exceeds the link's limit of M bytes (...)". */
+void wire_too_big(char *buf, size_t len, const char *what, uint64_t size,
+                  uint64_t limit);
 
 /* Constant-time comparison of two cookies (lengths are not secret). */
 int wire_cookie_equal(const char *a, size_t alen, const char *b, size_t blen);

@@ -257,6 +257,23 @@ worker_dial(const char *addr, struct wire_hello *h)
 	return fd;
 }
 
+/* Takes the link limit, CONFIG's last u32, off the payload. */
+static int
+worker_config_limit(const unsigned char *p, uint32_t *len, char *why,
+                    size_t whylen)
+{
+	uint32_t v = *len >= 4 ? wire_get_u32(p + *len - 4) : 0;
+	if (v < WIRE_PAYLOAD_FLOOR || v > WIRE_PAYLOAD_CEIL) {
+		snprintf(why, whylen,
+		         "the master's settings carry a bad link limit (%u)",
+		         v);
+		return -1;
+	}
+	conn_max_payload = v;
+	*len -= 4;
+	return 0;
+}
+
 /* The settings the master sends right after the handshake. */
 static void
 worker_read_config(int fd)
@@ -268,6 +285,7 @@ worker_read_config(int fd)
 	    wire_parse_hdr(buf, RTR_CONFIG_MAX, &h, why, sizeof why) == 0 &&
 	    h.type == WIRE_CONFIG &&
 	    worker_read_full(fd, buf, h.payload, 10000) == 0 &&
+	    worker_config_limit(buf, &h.payload, why, sizeof why) == 0 &&
 	    rtr_worker_config(buf, h.payload, rt.myid, why, sizeof why) == 0) {
 		free(buf);
 		return;

@@ -29,8 +29,9 @@ buf_create_file(struct buf *b)
 		else
 			snprintf(b->path, sizeof b->path, "%s.%u-%d.dwt",
 			         trc.prefix, b->thread, i);
-		b->fd =
-		    open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		b->fd = open(b->path,
+		             O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		             0644);
 		if (b->fd < 0 && errno != EEXIST)
 			return dw_err_from_errno(errno);
 	}

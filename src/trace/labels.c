@@ -153,7 +153,8 @@ lbl_pfile_create(void)
 {
 	char path[PATH_MAX + 8];
 	snprintf(path, sizeof path, "%s.dwp", trc.prefix);
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	              0644);
 	if (fd < 0)
 		return dw_err_from_errno(errno);
 	int e = posix_fallocate(fd, 0, FMT_HEADER_PAGE);

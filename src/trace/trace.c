@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "trace/clock.h"
 #include "trace/record.h"
 #include "trace/tracer.h"
@@ -89,27 +90,6 @@ trc_default_program(char *out, size_t len)
 	if (j == 0)
 		out[j++] = 'a', out[j++] = 'p', out[j++] = 'p';
 	out[j] = 0;
-}
-
-static int
-trc_mkdirs(const char *dir)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0755) && errno != EEXIST)
-			return errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0755) && errno != EEXIST)
-		return errno;
-	struct stat st;
-	if (stat(p, &st) || !S_ISDIR(st.st_mode))
-		return ENOTDIR;
-	return 0;
 }
 
 /* Checks settings given by argument with the same limits as the
@@ -197,10 +177,10 @@ trc_setup_files(void)
 		snprintf(trc.dir, sizeof trc.dir, "%s", trc.cfg.dir);
 	else
 		snprintf(trc.dir, sizeof trc.dir, "%s.trace", trc.program);
-	int e = trc_mkdirs(trc.dir);
+	char why[600];
+	int e = sf_private_dir(trc.dir, why, sizeof why);
 	if (e) {
-		trc_err("cannot create trace directory '%s': %s", trc.dir,
-		        strerror(e));
+		trc_err("cannot use the trace directory: %s", why);
 		return dw_err_from_errno(e);
 	}
 	if (gethostname(trc.host, sizeof trc.host - 1))

@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "merge/reader.h"
@@ -123,13 +124,33 @@ fuzz_proc(rd_proc *p)
 	rd_calib_free(&c);
 }
 
-/* The same bytes as a file: /proc/self/fd of a memfd. */
+/* The same bytes as a file: a real one (the readers refuse links, so
+ * /proc/self/fd of a memfd will not do), in a directory made once. */
+static char fuzz_dir[] = "/tmp/dw-reader-fuzz-XXXXXX";
+
+static void
+fuzz_cleanup(void)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "%s/in", fuzz_dir);
+	unlink(path);
+	rmdir(fuzz_dir);
+}
+
 static int
 fuzz_file(const uint8_t *data, size_t size, char *path, size_t len)
 {
-	int fd = memfd_create("reader_fuzz", MFD_CLOEXEC);
+	static int made;
 	size_t done = 0;
 
+	if (!made++) {
+		FUZZ_CHECK(mkdtemp(fuzz_dir) != NULL);
+		atexit(fuzz_cleanup);
+	}
+	snprintf(path, len, "%s/in", fuzz_dir);
+	unlink(path);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	FUZZ_CHECK(fd >= 0);
 	while (done < size) {
 		ssize_t w = write(fd, data + done, size - done);
@@ -137,7 +158,6 @@ fuzz_file(const uint8_t *data, size_t size, char *path, size_t len)
 		FUZZ_CHECK(w > 0);
 		done += (size_t)w;
 	}
-	snprintf(path, len, "/proc/self/fd/%d", fd);
 	return fd;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/safefile.h"
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
 
@@ -137,18 +139,35 @@ dw_write_cookie_file(const char *path)
 	if (rt.role != RT_MASTER)
 		return rt_set_err(0, "only the master has the cookie to give"),
 		       DW_ESTATE;
-	int fd = open(
-	    path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
+	if (lstat(path, &st) == 0 &&
+	    (!S_ISREG(st.st_mode) || st.st_uid != geteuid()))
+		return rt_set_err(0,
+		                  "cannot write the cookie file '%s': it "
+		                  "exists and is %s: refused",
+		                  path,
+		                  S_ISREG(st.st_mode) ? "owned by another user"
+		                                      : "not a regular file"),
+		       DW_EACCES;
+	/* a new file (mode 0600 from its creation), renamed into place:
+	 * no one else's file or link is ever written through */
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return rt_set_err(0, "the cookie file path is too long"),
+		       DW_EINVAL;
+	int fd = sf_create(tmp, 0600);
 	int e = fd < 0 ? errno : 0;
-	if (fd >= 0 && fchmod(fd, 0600) < 0)
-		e = errno;
 	char line[WIRE_COOKIE_MAX + 2];
 	int n = snprintf(line, sizeof line, "%s\n", rt.cookie);
-	if (!e && write(fd, line, (size_t)n) != n)
+	if (!e && (fchmod(fd, 0600) < 0 || write(fd, line, (size_t)n) != n))
 		e = errno ? errno : EIO;
 	if (fd >= 0 && close(fd) < 0 && !e)
 		e = errno;
+	if (!e && rename(tmp, path) < 0)
+		e = errno;
 	if (e) {
+		if (fd >= 0)
+			unlink(tmp);
 		rt_set_err(0, "cannot write the cookie file '%s': %s", path,
 		           strerror(e));
 		return dw_err_from_errno(e);
