@@ -41,6 +41,8 @@ typedef struct dw_options {
 	                             trace directory */
 	int clock_sync_ms;        /* period of clock measurements (10000) */
 	int no_merge;             /* 1: leave the per-process files unmerged */
+	int tls; /* 1: every link under TLS 1.3 with a key derived from the
+	            cookie; 0: DWORK_TLS decides (docs/runtime.md) */
 } dw_options;
 
 /*
