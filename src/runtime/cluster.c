@@ -16,8 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "runtime/handshake.h"
 #include "runtime/rt.h"
+#include "runtime/tls.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
@@ -203,14 +206,19 @@ cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
 	return fd;
 }
 
+/* Under TLS (the handshake asked for it) the settings and everything
+ * after travel inside it; the master is the TLS server. */
 static int
-cl_send_config(int fd, int id, uint64_t deadline, char *why, size_t len)
+cl_send_config(int fd, struct ssl_st *ssl, int id, uint64_t deadline, char *why,
+               size_t len)
 {
 	/* The worker's settings (tracing) come before anything else. */
 	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
-	if (cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline) < 0) {
+	int r = ssl ? tls_io_full(ssl, fd, cfg, WIRE_HDR + cl, 1, deadline)
+	            : cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline);
+	if (r < 0) {
 		snprintf(why, len,
 		         "the worker closed the connection before "
 		         "its settings");
@@ -219,8 +227,8 @@ cl_send_config(int fd, int id, uint64_t deadline, char *why, size_t len)
 	return DW_OK;
 }
 
-/* Master side of the handshake (the master proves first), then the
- * worker's settings, on a blocking deadline. */
+/* Master side of the handshake (the master proves first), on a blocking
+ * deadline. */
 static int
 cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r, char *why,
              size_t len)
@@ -230,10 +238,25 @@ cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r, char *why,
 	                     .id = 1,
 	                     .give_id = (uint32_t)id,
 	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
-	int err = hs_prove(fd, &me, deadline, r, why, len);
-	if (err)
-		return err;
-	return cl_send_config(fd, id, deadline, why, len);
+	return hs_prove(fd, &me, deadline, r, why, len);
+}
+
+/* TLS when the handshake announced it, then the worker's settings. */
+static int
+cl_secure(int fd, struct hs_result *ack, struct ssl_st **ssl, uint64_t deadline,
+          int id, char *why, size_t len)
+{
+	*ssl = NULL;
+	if ((ack->flags & AUTH_FLAG_TLS) &&
+	    !(*ssl = tls_start(fd, 1, ack->key, deadline, why, len)))
+		return DW_EPROTO;
+	OPENSSL_cleanse(ack->key, sizeof ack->key);
+	int err = cl_send_config(fd, *ssl, id, deadline, why, len);
+	if (err) {
+		tls_free(*ssl);
+		*ssl = NULL;
+	}
+	return err;
 }
 
 static struct fwd *
@@ -257,18 +280,19 @@ cl_fwd(int fd, int wid, int is_err)
 }
 
 static int
-cl_register(dw_launch *l, dw_worker_config *wc, int fd,
+cl_register(dw_launch *l, dw_worker_config *wc, int fd, struct ssl_st *ssl,
             const struct hs_result *ack)
 {
 	struct worker *w = calloc(1, sizeof *w);
-	struct conn *c = w ? conn_new(fd, wc->id) : NULL;
+	struct conn *c = w ? conn_new_tls(fd, wc->id, ssl) : NULL;
 	if (!c) {
 		free(w);
 		return DW_ENOMEM;
 	}
 	/* Blocking: the I/O thread passes MSG_DONTWAIT, a thread reading
-	 * its own reply blocks in recv. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	 * its own reply blocks in recv.  TLS reads never block. */
+	if (!ssl)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	w->id = wc->id;
 	w->state = W_ACTIVE;
 	w->conn = c;
@@ -316,17 +340,20 @@ cl_launched(dw_launch *l, dw_worker_config *wc, const struct hs_result *done)
 	if (fd < 0)
 		fd = cl_connect(wc->host, ps, deadline, why, sizeof why);
 	struct hs_result ack;
+	struct ssl_st *ssl = NULL;
 	int err = fd < 0 ? DW_ECLOSED : DW_OK;
-	if (!err && done) {
+	if (!err && done)
 		ack = *done;
-		err = cl_send_config(fd, wc->id, deadline, why, sizeof why);
-	} else if (!err) {
+	else if (!err)
 		err = cl_handshake(fd, wc->id, deadline, &ack, why, sizeof why);
-	}
 	if (!err)
-		err = cl_register(l, wc, fd, &ack);
+		err = cl_secure(fd, &ack, &ssl, deadline, wc->id, why,
+		                sizeof why);
+	if (!err)
+		err = cl_register(l, wc, fd, ssl, &ack);
 	if (err == DW_OK)
 		return DW_OK;
+	tls_free(ssl);
 	if (fd >= 0)
 		close(fd);
 	if (!l->why[0])

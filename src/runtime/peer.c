@@ -21,9 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/tls.h"
 #include "runtime/work.h"
 
 #define PEER_WAIT_MS  10000 /* to open a link */
@@ -178,7 +181,8 @@ peer_connect(const char *addr, uint64_t deadline, char *why, size_t wl)
 /* Our side of the handshake as the dialler: the accepting worker proves
  * first, then we do. */
 static int
-peer_handshake(int fd, int pid, uint64_t deadline, char *why, size_t wl)
+peer_handshake(int fd, int pid, uint64_t deadline, struct ssl_st **ssl,
+               char *why, size_t wl)
 {
 	struct hs_side me = {.cookie = rt.cookie,
 	                     .role = AUTH_DIALLER,
@@ -187,7 +191,13 @@ peer_handshake(int fd, int pid, uint64_t deadline, char *why, size_t wl)
 	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0,
 	                     .addr = rt.my_addr};
 	struct hs_result r;
-	return hs_answer(fd, &me, deadline, &r, why, wl);
+	int err = hs_answer(fd, &me, deadline, &r, why, wl);
+	*ssl = NULL;
+	if (!err && (r.flags & AUTH_FLAG_TLS) &&
+	    !(*ssl = tls_start(fd, 0, r.key, deadline, why, wl)))
+		err = DW_EPROTO;
+	OPENSSL_cleanse(r.key, sizeof r.key);
+	return err;
 }
 
 /* The link to pid is up (pr_lock held). */
@@ -209,14 +219,17 @@ peer_dial(int pid, const char *addr, char *why, size_t wl)
 	int fd = peer_connect(addr, deadline, why, wl);
 	if (fd < 0)
 		return DW_ECLOSED;
-	int err = peer_handshake(fd, pid, deadline, why, wl);
+	struct ssl_st *ssl;
+	int err = peer_handshake(fd, pid, deadline, &ssl, why, wl);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	struct conn *c = conn_new(fd, pid);
+	if (!ssl) /* blocking, as cl_register explains; TLS never blocks */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	struct conn *c = conn_new_tls(fd, pid, ssl);
 	if (!c) {
+		tls_free(ssl);
 		close(fd);
 		snprintf(why, wl, "out of memory");
 		return DW_ENOMEM;
@@ -425,10 +438,11 @@ peer_check_id(uint32_t id, char *why, size_t wl)
 
 /* The link from the dialler id is up, unless it went meanwhile. */
 static int
-peer_accepted(int fd, int id, char *why, size_t wl)
+peer_accepted(int fd, int id, struct ssl_st *ssl, char *why, size_t wl)
 {
-	struct conn *c = conn_new(fd, id);
+	struct conn *c = conn_new_tls(fd, id, ssl);
 	if (!c) {
+		tls_free(ssl);
 		snprintf(why, wl, "out of memory");
 		return -1;
 	}
@@ -461,9 +475,14 @@ peer_accept_thread(void *arg)
 	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
 	struct hs_result r;
 	char why[300] = "";
-	int err =
-	    hs_prove(fd, &me, rt_now_ms() + PEER_HELLO_MS, &r, why, sizeof why);
-	if (err || peer_accepted(fd, (int)r.id, why, sizeof why) < 0) {
+	uint64_t deadline = rt_now_ms() + PEER_HELLO_MS;
+	struct ssl_st *ssl = NULL;
+	int err = hs_prove(fd, &me, deadline, &r, why, sizeof why);
+	if (!err && (r.flags & AUTH_FLAG_TLS) &&
+	    !(ssl = tls_start(fd, 1, r.key, deadline, why, sizeof why)))
+		err = DW_EPROTO;
+	OPENSSL_cleanse(r.key, sizeof r.key);
+	if (err || peer_accepted(fd, (int)r.id, ssl, why, sizeof why) < 0) {
 		rt_log("worker %d: rejected a worker's connection: %s", rt.myid,
 		       why);
 		close(fd);

@@ -17,9 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/tls.h"
 #include "runtime/work.h"
 
 #define WORKER_FLAG "--dwork-worker"
@@ -218,17 +221,26 @@ worker_dial(const char *addr, struct hs_result *h)
 	return fd;
 }
 
-/* The settings the master sends right after the handshake. */
+static int
+worker_read_link(int fd, struct ssl_st *ssl, void *buf, size_t n)
+{
+	if (ssl)
+		return tls_io_full(ssl, fd, buf, n, 0, rt_now_ms() + 10000);
+	return worker_read_full(fd, buf, n, 10000);
+}
+
+/* The settings the master sends right after the handshake (inside TLS
+ * when the master announced it). */
 static void
-worker_read_config(int fd)
+worker_read_config(int fd, struct ssl_st *ssl)
 {
 	unsigned char *buf = malloc(WIRE_HDR + RTR_CONFIG_MAX);
 	struct wire_hdr h;
 	char why[200] = "no settings from the master";
-	if (buf && worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
+	if (buf && worker_read_link(fd, ssl, buf, WIRE_HDR) == 0 &&
 	    wire_parse_hdr(buf, RTR_CONFIG_MAX, &h, why, sizeof why) == 0 &&
 	    h.type == WIRE_CONFIG &&
-	    worker_read_full(fd, buf, h.payload, 10000) == 0 &&
+	    worker_read_link(fd, ssl, buf, h.payload) == 0 &&
 	    rtr_worker_config(buf, h.payload, rt.myid, why, sizeof why) == 0) {
 		free(buf);
 		return;
@@ -294,9 +306,15 @@ worker_main(int *argc, char ***argv)
 	rt.myid = (int)h.id;
 	rt.role = RT_WORKER;
 	rt.opts.tls = (h.flags & AUTH_FLAG_TLS) != 0;
-	worker_read_config(fd);
+	struct ssl_st *ssl = NULL;
+	char why[300];
+	if (rt.opts.tls && !(ssl = tls_start(fd, 0, h.key, rt_now_ms() + 10000,
+	                                     why, sizeof why)))
+		worker_die("%s", why);
+	OPENSSL_cleanse(h.key, sizeof h.key);
+	worker_read_config(fd, ssl);
 	signal(SIGINT, worker_on_sigint);
-	rt.master = conn_new(fd, 1);
+	rt.master = conn_new_tls(fd, 1, ssl);
 	rt.opts.heartbeat_ms = 1000; /* the timer drops silent peers */
 	if (!rt.master || loop_start() != DW_OK ||
 	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||
