@@ -75,8 +75,8 @@ tls_bio_write(BIO *b, const char *buf, int n)
 static int
 tls_bio_read(BIO *b, char *buf, int n)
 {
-	ssize_t r = recv((int)BIO_get_fd(b, NULL), buf, (size_t)n,
-	                 MSG_DONTWAIT);
+	ssize_t r =
+	    recv((int)BIO_get_fd(b, NULL), buf, (size_t)n, MSG_DONTWAIT);
 	BIO_clear_retry_flags(b);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		BIO_set_retry_read(b);
@@ -211,7 +211,7 @@ tls_write(struct ssl_st *s, const void *buf, size_t n)
 int
 tls_pending(struct ssl_st *s)
 {
-	return SSL_pending(s) > 0;
+	return SSL_has_pending(s);
 }
 
 int
