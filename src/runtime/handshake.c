@@ -174,8 +174,12 @@ hs_prove(int fd, const struct hs_side *s, uint64_t deadline,
 	}
 	err = hs_send(fd, WIRE_HELLO, buf, auth_put_hello(buf + WIRE_HDR, &h),
 	              deadline, why, wl);
-	if (!err)
-		err = hs_recv(fd, WIRE_HELLO_ACK, buf, &n, deadline, why, wl);
+	if (!err && (err = hs_recv(fd, WIRE_HELLO_ACK, buf, &n, deadline, why,
+	                           wl)) == DW_ECLOSED)
+		snprintf(why, wl,
+		         "the %s refused this side's proof and closed the "
+		         "connection (has it another cookie?)",
+		         hs_role_name(c.role));
 	if (err)
 		return err;
 	if (auth_parse_ack(buf, n, &a, why, wl) < 0)
