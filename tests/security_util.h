@@ -57,12 +57,12 @@ whoami(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(whoami)
 
-static int
+static inline int
 su_exists(const char *prefix, int pid)
 {
 	char path[600];
 	struct stat st;
-	snprintf(path, sizeof path, "%s.%d", prefix, pid);
+	snprintf(path, sizeof path, "%.500s.%d", prefix, pid);
 	return stat(path, &st) == 0;
 }
 
@@ -74,7 +74,7 @@ struct su_worker {
 	int port;
 };
 
-static void
+static inline void
 su_worker_start(struct su_worker *w, const char *cookie)
 {
 	int in[2], out[2], err[2];
@@ -103,7 +103,7 @@ su_worker_start(struct su_worker *w, const char *cookie)
 
 /* Ends a worker started by hand (closing its stdin ends one that has no
  * master yet); returns its exit status and what it wrote on stderr. */
-static int
+static inline int
 su_worker_end(struct su_worker *w, char *err, size_t len)
 {
 	int st = -1;
@@ -128,7 +128,7 @@ su_worker_end(struct su_worker *w, char *err, size_t len)
 	return st;
 }
 
-static int
+static inline int
 su_listen(int *port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -145,7 +145,7 @@ su_listen(int *port)
 	return fd;
 }
 
-static int
+static inline int
 su_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -159,7 +159,7 @@ su_connect(int port)
 }
 
 /* Reads until the peer closes (or 5 s of silence); returns the bytes. */
-static size_t
+static inline size_t
 su_read_all(int fd, unsigned char *buf, size_t cap)
 {
 	size_t got = 0;
@@ -180,7 +180,7 @@ struct su_relay {
 	size_t n_m2w, n_w2m;
 };
 
-static void
+static inline void
 su_record(unsigned char *rec, size_t *n, const unsigned char *b, size_t k)
 {
 	size_t room = SU_REC - *n;
@@ -188,7 +188,7 @@ su_record(unsigned char *rec, size_t *n, const unsigned char *b, size_t k)
 	*n += k < room ? k : room;
 }
 
-static void *
+static inline void *
 su_relay_main(void *arg)
 {
 	struct su_relay *R = arg;
@@ -216,7 +216,7 @@ su_relay_main(void *arg)
 	return NULL;
 }
 
-static void
+static inline void
 su_relay_start(struct su_relay *R, int target)
 {
 	memset(R, 0, sizeof *R);
@@ -228,7 +228,7 @@ su_relay_start(struct su_relay *R, int target)
 	REQUIRE(pthread_create(&R->t, NULL, su_relay_main, R) == 0);
 }
 
-static void
+static inline void
 su_relay_join(struct su_relay *R)
 {
 	pthread_join(R->t, NULL);
@@ -246,7 +246,7 @@ struct su_mgr {
 	int relayed;        /* 0: connect to the worker directly */
 };
 
-static int
+static inline int
 su_launch(void *self, int n, dw_launch *l)
 {
 	struct su_mgr *M = self;
@@ -268,14 +268,14 @@ su_launch(void *self, int n, dw_launch *l)
 	return dw_launched(l, &wc);
 }
 
-static int
+static inline int
 su_kill(void *self, dw_worker_config *wc)
 {
 	(void)self;
 	return kill(wc->pid, SIGKILL) == 0 ? DW_OK : DW_EIO;
 }
 
-static int
+static inline int
 su_add(struct su_mgr *M, int *id)
 {
 	dw_manager m = {

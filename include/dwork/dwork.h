@@ -258,7 +258,8 @@ DW_API int dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts,
  * "host:port", into bound (len bytes, may be NULL).  Any program may then
  * start workers with `EXE --dwork-dial HOST:PORT` and the cookie on its
  * stdin or in `--dwork-cookie-file FILE` (never on a command line); they
- * connect, prove the cookie first, and wait for dw_accept_workers.
+ * connect and wait for dw_accept_workers, where the master proves the
+ * cookie first and then they do (docs/wire-protocol.md).
  * Returns DW_OK, DW_ESTATE (not the master, or already listening), or the
  * socket's error (the message names the address).
  */
