@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "runtime/handshake.h"
+#include "runtime/rt.h"
 #include "runtime/wire.h"
 #include "rt_util.h"
 #include "testutil.h"
@@ -167,30 +169,65 @@ struct fake {
 	char cookie[WIRE_COOKIE_MAX + 1];
 };
 
+/* A challenge with another major version, sent by hand. */
+static void
+send_challenge_version(int fd, int vmajor)
+{
+	unsigned char buf[WIRE_HDR + AUTH_CHALLENGE];
+	struct auth_challenge c = {.vmajor = (uint16_t)vmajor,
+	                           .role = AUTH_WORKER};
+	size_t pl = auth_put_challenge(buf + WIRE_HDR, &c);
+	wire_put_hdr(buf, WIRE_CHALLENGE, 0, (uint32_t)pl);
+	send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+}
+
+/* A worker with the wrong cookie that ignores the master's proof and
+ * answers with its own (wrong) one. */
+static void
+fake_bluff(int fd)
+{
+	unsigned char buf[WIRE_HDR + 512];
+	struct auth_challenge c = {.vmajor = WIRE_VERSION_MAJOR,
+	                           .role = AUTH_WORKER};
+	struct auth_hello h;
+	struct auth_ack a = {
+	    .vmajor = WIRE_VERSION_MAJOR, .role = AUTH_WORKER, .pid = 4242};
+	REQUIRE(auth_nonce(c.nonce) == 0);
+	size_t pl = auth_put_challenge(buf + WIRE_HDR, &c);
+	wire_put_hdr(buf, WIRE_CHALLENGE, 0, (uint32_t)pl);
+	send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+	if (recv(fd, buf, WIRE_HDR + AUTH_HELLO, MSG_WAITALL) !=
+	        (ssize_t)(WIRE_HDR + AUTH_HELLO) ||
+	    auth_parse_hello(buf + WIRE_HDR, AUTH_HELLO, &h, NULL, 0))
+		return;
+	auth_ack_mac("not-the-cookie", &c, &h, &a, a.mac);
+	pl = auth_put_ack(buf + WIRE_HDR, &a);
+	wire_put_hdr(buf, WIRE_HELLO_ACK, 0, (uint32_t)pl);
+	send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+}
+
 static void *
 fake_worker(void *p)
 {
 	struct fake *f = p;
 	unsigned char buf[2048];
-	struct wire_hdr h;
-	if (recv(f->fd, buf, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
-	    wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, NULL, 0) ||
-	    recv(f->fd, buf, h.payload, MSG_WAITALL) != (ssize_t)h.payload)
-		return NULL;
-	struct wire_hello a = {.vmajor = f->mode == FAKE_VERSION ? 9 : 1,
-	                       .id = 4242};
-	snprintf(a.cookie, sizeof a.cookie, "%s",
-	         f->mode == FAKE_BAD_COOKIE ? "not-the-cookie" : f->cookie);
-	a.cookie_len = (uint8_t)strlen(a.cookie);
-	snprintf(a.addr, sizeof a.addr, "127.0.0.1:1");
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &a, 1);
-	wire_put_hdr(buf, WIRE_HELLO_ACK, 0, (uint32_t)pl);
-	send(f->fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+	struct hs_side me = {
+	    .cookie = f->cookie, .role = AUTH_WORKER, .addr = "127.0.0.1:1"};
+	struct hs_result r;
+	char why[300];
+	if (f->mode == FAKE_VERSION)
+		send_challenge_version(f->fd, 9);
+	else if (f->mode == FAKE_BAD_COOKIE)
+		fake_bluff(f->fd);
+	else if (hs_answer(f->fd, &me, rt_now_ms() + 5000, &r, why,
+	                   sizeof why) != DW_OK)
+		goto out;
 	if (f->mode == FAKE_GARBAGE) {
 		usleep(200000);
 		memset(buf, 0xff, 64); /* a length of four billion */
 		send(f->fd, buf, 64, MSG_NOSIGNAL);
 	}
+out:
 	usleep(300000);
 	close(f->fd);
 	return NULL;
@@ -287,22 +324,36 @@ manual_connect(struct manual *m)
 	return fd;
 }
 
-/* Sends HELLO; returns 1 and the answer when the worker accepted. */
+/* Proves to be the master with cookie (or, with vmajor not ours, sends
+ * a HELLO of that version); returns 1 and the answer when the worker
+ * accepted.  The worker's own version comes back in *wmajor. */
 static int
-manual_hello(int fd, const char *cookie, int vmajor, struct wire_hello *ack)
+manual_hello(int fd, const char *cookie, int vmajor, struct hs_result *ack,
+             int *wmajor)
 {
 	unsigned char buf[2048];
-	struct wire_hello h = {.vmajor = (uint16_t)vmajor, .id = 5};
-	h.cookie_len = (uint8_t)strlen(cookie);
-	memcpy(h.cookie, cookie, h.cookie_len);
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, 0);
-	wire_put_hdr(buf, WIRE_HELLO, 0, (uint32_t)pl);
-	REQUIRE(send(fd, buf, WIRE_HDR + pl, 0) > 0);
-	struct wire_hdr rh;
-	if (recv(fd, buf, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
-	    wire_parse_hdr(buf, WIRE_HELLO_MAX, &rh, NULL, 0) ||
-	    recv(fd, buf, rh.payload, MSG_WAITALL) != (ssize_t)rh.payload ||
-	    wire_parse_hello(buf, rh.payload, 1, ack, NULL, 0) != 0)
+	char why[300];
+	*wmajor = -1;
+	if (vmajor != WIRE_VERSION_MAJOR) {
+		struct wire_hdr rh;
+		struct auth_challenge c;
+		struct auth_hello h = {.vmajor = (uint16_t)vmajor,
+		                       .role = AUTH_MASTER};
+		if (recv(fd, buf, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
+		    wire_parse_hdr(buf, WIRE_HELLO_MAX, &rh, NULL, 0) ||
+		    recv(fd, buf, rh.payload, MSG_WAITALL) !=
+		        (ssize_t)rh.payload ||
+		    auth_parse_challenge(buf, rh.payload, &c, NULL, 0))
+			return 0;
+		*wmajor = c.vmajor;
+		size_t pl = auth_put_hello(buf + WIRE_HDR, &h);
+		wire_put_hdr(buf, WIRE_HELLO, 0, (uint32_t)pl);
+		send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
+		return 0;
+	}
+	struct hs_side me = {
+	    .cookie = cookie, .role = AUTH_MASTER, .id = 1, .give_id = 5};
+	if (hs_prove(fd, &me, rt_now_ms() + 5000, ack, why, sizeof why))
 		return 0;
 	/* the settings that follow the handshake: tracing off, then the
 	 * link limit */
@@ -358,8 +409,9 @@ manual_bad_frame(const void *bytes, size_t n, const char *expect)
 	struct manual m;
 	manual_start(&m, "sesame");
 	int fd = manual_connect(&m);
-	struct wire_hello ack;
-	REQUIRE(manual_hello(fd, "sesame", 1, &ack));
+	struct hs_result ack;
+	int wm;
+	REQUIRE(manual_hello(fd, "sesame", WIRE_VERSION_MAJOR, &ack, &wm));
 	CHECK(manual_call_echo(fd));
 	send(fd, bytes, n, MSG_NOSIGNAL);
 	if (!expect[0])
@@ -384,26 +436,28 @@ test_worker_faults(void)
 {
 	struct manual m;
 	manual_start(&m, "sesame");
-	struct wire_hello ack;
+	struct hs_result ack;
+	int wm;
 	int fd = manual_connect(&m);
-	CHECK(!manual_hello(fd, "wrong", 1, &ack)); /* runs nothing */
-	close(fd);
+	CHECK(!manual_hello(fd, "wrong", WIRE_VERSION_MAJOR, &ack, &wm));
+	close(fd); /* a wrong proof: the worker runs nothing */
 	fd = manual_connect(&m);
-	/* refused, with an answer that says which version it speaks ... */
-	CHECK(manual_hello(fd, "sesame", 9, &ack) && ack.vmajor == 1);
+	/* refused; its challenge said which version it speaks ... */
+	CHECK(!manual_hello(fd, "sesame", 9, &ack, &wm));
+	CHECK(wm == WIRE_VERSION_MAJOR);
 	char b;
 	CHECK(recv(fd, &b, 1, 0) <= 0); /* closed (or reset) */
 	close(fd);
 	fd = manual_connect(&m); /* ... and the real master still gets in */
-	CHECK(manual_hello(fd, "sesame", 1, &ack));
-	CHECK(ack.vmajor == WIRE_VERSION_MAJOR && ack.id == (uint32_t)m.pid);
+	CHECK(manual_hello(fd, "sesame", WIRE_VERSION_MAJOR, &ack, &wm));
+	CHECK(ack.pid == (uint32_t)m.pid);
 	CHECK(manual_call_echo(fd));
 	close(fd); /* the master went away: the worker exits */
 	char err[2048];
 	int st = manual_end(&m, err, sizeof err);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(strstr(err, "rejected a connection: wrong cookie") != NULL);
-	CHECK(strstr(err, "protocol version 9.0") != NULL);
+	CHECK(strstr(err, "the master speaks 9.0") != NULL);
 
 	unsigned char big[16];
 	wire_put_hdr(big, WIRE_CALL, 1, 0);

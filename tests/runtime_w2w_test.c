@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/wire.h"
 #include "runtime/work.h"
@@ -453,23 +454,46 @@ refused(int fd)
 	unsigned char b[64];
 	ssize_t r;
 	while ((r = recv(fd, b, sizeof b, 0)) > 0)
-		if (b[4] == WIRE_HELLO_ACK)
+		if (b[4] == WIRE_HELLO)
 			return 0;
 	close(fd);
 	return r == 0 || (r < 0 && errno == ECONNRESET);
 }
 
-static void
-send_hello(int fd, const char *cookie, int id)
+/* Answers worker w's handshake as the dialling worker id. */
+static int
+dial_as(int fd, const char *cookie, int id, int w)
 {
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
-	                       .id = (uint32_t)id};
-	h.cookie_len = (uint8_t)strlen(cookie);
-	memcpy(h.cookie, cookie, h.cookie_len);
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, 0);
-	wire_put_hdr(buf, WIRE_HELLO, 0, (uint32_t)pl);
-	REQUIRE(send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL) > 0);
+	struct hs_side me = {.cookie = cookie,
+	                     .role = AUTH_DIALLER,
+	                     .id = (uint32_t)id,
+	                     .want_id = (uint32_t)w,
+	                     .addr = "127.0.0.1:1"};
+	struct hs_result r;
+	char why[300];
+	return hs_answer(fd, &me, rt_now_ms() + 5000, &r, why, sizeof why);
+}
+
+/* A dialler without the cookie: it takes the proof of worker w and
+ * answers with a made-up one. */
+static void
+dial_bluff(int fd, int id)
+{
+	unsigned char b[WIRE_HDR + 512];
+	struct auth_challenge c = {.vmajor = WIRE_VERSION_MAJOR,
+	                           .role = AUTH_DIALLER,
+	                           .id = (uint32_t)id};
+	size_t pl = auth_put_challenge(b + WIRE_HDR, &c);
+	wire_put_hdr(b, WIRE_CHALLENGE, 0, (uint32_t)pl);
+	REQUIRE(send(fd, b, WIRE_HDR + pl, MSG_NOSIGNAL) > 0);
+	REQUIRE(recv(fd, b, WIRE_HDR + AUTH_HELLO, MSG_WAITALL) ==
+	        (ssize_t)(WIRE_HDR + AUTH_HELLO));
+	struct auth_ack a = {
+	    .vmajor = WIRE_VERSION_MAJOR, .role = AUTH_DIALLER, .pid = 1};
+	memset(a.mac, 0x5a, sizeof a.mac);
+	pl = auth_put_ack(b + WIRE_HDR, &a);
+	wire_put_hdr(b, WIRE_HELLO_ACK, 0, (uint32_t)pl);
+	REQUIRE(send(fd, b, WIRE_HDR + pl, MSG_NOSIGNAL) > 0);
 }
 
 /* Reads one frame (header and up to cap payload bytes); -1 at EOF. */
@@ -488,14 +512,10 @@ recv_frame(int fd, struct wire_hdr *h, unsigned char *p, size_t cap)
 
 /* A fake worker with the right cookie and a higher id, linked to w. */
 static int
-fake_peer(const char *addr, int id)
+fake_peer(const char *addr, int id, int w)
 {
 	int fd = connect_to(addr);
-	send_hello(fd, rt.cookie, id);
-	struct wire_hdr h;
-	unsigned char b[2048];
-	REQUIRE(recv_frame(fd, &h, b, sizeof b) == 0 &&
-	        h.type == WIRE_HELLO_ACK);
+	REQUIRE(dial_as(fd, rt.cookie, id, w) == DW_OK);
 	return fd;
 }
 
@@ -516,7 +536,7 @@ test_bad_requests(const char *addr, int w)
 {
 	struct wire_hdr h;
 	unsigned char b[2048];
-	int fd = fake_peer(addr, 90);
+	int fd = fake_peer(addr, 90, w);
 	unsigned char req[32] = {REQ_CH_TAKE, 0, 0, 0, 1, 2, 3};
 	send_req(fd, 5, req, 7, WIRE_REQ); /* an id cut short */
 	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.type == WIRE_ANSWER &&
@@ -534,11 +554,11 @@ test_bad_requests(const char *addr, int w)
 	send_req(fd, 9, bad, 4, WIRE_REQ); /* unknown op: the link closes */
 	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
 	close(fd);
-	fd = fake_peer(addr, 91);
+	fd = fake_peer(addr, 91, w);
 	send_req(fd, 3, bad, 2, WIRE_ANSWER); /* an answer of 2 bytes */
 	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
 	close(fd);
-	fd = fake_peer(addr, 92);
+	fd = fake_peer(addr, 92, w);
 	unsigned char rsv[4] = {REQ_CH_READY, 1, 0, 0};
 	send_req(fd, 3, rsv, 4, WIRE_REQ); /* reserved bits */
 	CHECK(recv_frame(fd, &h, b, sizeof b) < 0);
@@ -565,12 +585,15 @@ test_strangers(int w)
 	memset(junk, 0xff, sizeof junk); /* a length of four billion */
 	send(fd, junk, sizeof junk, MSG_NOSIGNAL);
 	CHECK(refused(fd));
-	fd = connect_to(addr);
-	send_hello(fd, "not the cookie", w + 50);
+	fd = connect_to(addr); /* without the cookie it cannot check w ... */
+	CHECK(dial_as(fd, "not the cookie", w + 50, w) == DW_EAUTH);
+	close(fd);
+	fd = connect_to(addr); /* ... nor bluff: the link is refused */
+	dial_bluff(fd, w + 51);
 	CHECK(refused(fd));
 	fd = connect_to(addr);
-	send_hello(fd, rt.cookie, 1); /* a lower id must not dial */
-	CHECK(refused(fd));
+	CHECK(dial_as(fd, rt.cookie, 1, w) != DW_OK); /* lower ids never dial */
+	close(fd);
 	fd = connect_to(addr);
 	unsigned char call[32];
 	wire_put_hdr(call, WIRE_CALL, 1, 8); /* no handshake first */

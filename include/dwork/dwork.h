@@ -46,6 +46,8 @@ typedef struct dw_options {
 	 * 65536 to 4294967283).  Over it a call fails with DW_ETOOBIG and
 	 * the link lives on (docs/runtime.md). */
 	size_t max_payload;
+	int tls; /* 1: every link under TLS 1.3 with a key derived from the
+	            cookie; 0: DWORK_TLS decides (docs/runtime.md) */
 } dw_options;
 
 /*
@@ -261,7 +263,8 @@ DW_API int dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts,
  * "host:port", into bound (len bytes, may be NULL).  Any program may then
  * start workers with `EXE --dwork-dial HOST:PORT` and the cookie on its
  * stdin or in `--dwork-cookie-file FILE` (never on a command line); they
- * connect, prove the cookie first, and wait for dw_accept_workers.
+ * connect and wait for dw_accept_workers, where the master proves the
+ * cookie first and then they do (docs/wire-protocol.md).
  * Returns DW_OK, DW_ESTATE (not the master, or already listening), or the
  * socket's error (the message names the address).
  */

@@ -2070,10 +2070,6 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
               unsigned char *p)
 {
 	(void)arg;
-	if (c->peer == 0) { /* a worker's peer that has not said who it is */
-		peer_on_hello(c, h, p);
-		return;
-	}
 	if (rt.role == RT_MASTER) {
 		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(c->peer);

@@ -16,7 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "runtime/handshake.h"
 #include "runtime/rt.h"
+#include "runtime/tls.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
@@ -202,78 +206,59 @@ cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
 	return fd;
 }
 
+/* Under TLS (the handshake asked for it) the settings and everything
+ * after travel inside it; the master is the TLS server. */
 static int
-cl_check_ack(const struct wire_hello *a, char *why, size_t len)
+cl_send_config(int fd, struct ssl_st *ssl, int id, uint64_t deadline, char *why,
+               size_t len)
 {
-	if (a->vmajor != WIRE_VERSION_MAJOR) {
-		snprintf(why, len,
-		         "protocol version mismatch: worker speaks %u.%u, "
-		         "master %u.%u",
-		         a->vmajor, a->vminor, WIRE_VERSION_MAJOR,
-		         WIRE_VERSION_MINOR);
-		return -1;
-	}
-	if (!wire_cookie_equal(a->cookie, a->cookie_len, rt.cookie,
-	                       strlen(rt.cookie))) {
-		snprintf(why, len, "the worker presented a wrong cookie");
-		return -1;
-	}
-	return 0;
-}
-
-/* Master side of the handshake, on a blocking deadline. */
-static int
-cl_handshake(int fd, int id, uint64_t deadline, struct wire_hello *ack,
-             char *why, size_t len)
-{
-	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
-	                       .vminor = WIRE_VERSION_MINOR,
-	                       .id = (uint32_t)id};
-	h.cookie_len = (uint8_t)strlen(rt.cookie);
-	memcpy(h.cookie, rt.cookie, h.cookie_len);
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, 0);
-	wire_put_hdr(buf, WIRE_HELLO, 0, (uint32_t)pl);
-	struct wire_hdr rh;
-	int r = cl_io_full(fd, buf, WIRE_HDR + pl, 1, deadline);
-	if (r == 0)
-		r = cl_io_full(fd, buf, WIRE_HDR, 0, deadline);
-	if (r < 0) {
-		snprintf(why, len,
-		         r == -2 ? "no handshake answer in time"
-		                 : "the worker closed the "
-		                   "connection during the handshake");
-		return -1;
-	}
-	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &rh, why, len) < 0)
-		return -1;
-	if (rh.type != WIRE_HELLO_ACK) {
-		snprintf(why, len,
-		         "expected a handshake answer, got frame "
-		         "type %u",
-		         rh.type);
-		return -1;
-	}
-	if (cl_io_full(fd, buf, rh.payload, 0, deadline) < 0) {
-		snprintf(why, len, "handshake answer cut short");
-		return -1;
-	}
-	if (wire_parse_hello(buf, rh.payload, 1, ack, why, len) < 0 ||
-	    cl_check_ack(ack, why, len) < 0)
-		return -1;
 	/* The worker's settings (tracing) come before anything else. */
 	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
 	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload); /* last field */
 	cl += 4;
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
-	if (cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline) < 0) {
+	int r = ssl ? tls_io_full(ssl, fd, cfg, WIRE_HDR + cl, 1, deadline)
+	            : cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline);
+	if (r < 0) {
 		snprintf(why, len,
 		         "the worker closed the connection before "
 		         "its settings");
-		return -1;
+		return DW_ECLOSED;
 	}
-	return 0;
+	return DW_OK;
+}
+
+/* Master side of the handshake (the master proves first), on a blocking
+ * deadline. */
+static int
+cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r, char *why,
+             size_t len)
+{
+	struct hs_side me = {.cookie = rt.cookie,
+	                     .role = AUTH_MASTER,
+	                     .id = 1,
+	                     .give_id = (uint32_t)id,
+	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
+	return hs_prove(fd, &me, deadline, r, why, len);
+}
+
+/* TLS when the handshake announced it, then the worker's settings. */
+static int
+cl_secure(int fd, struct hs_result *ack, struct ssl_st **ssl, uint64_t deadline,
+          int id, char *why, size_t len)
+{
+	*ssl = NULL;
+	if ((ack->flags & AUTH_FLAG_TLS) &&
+	    !(*ssl = tls_start(fd, 1, ack->key, deadline, why, len)))
+		return DW_EPROTO;
+	OPENSSL_cleanse(ack->key, sizeof ack->key);
+	int err = cl_send_config(fd, *ssl, id, deadline, why, len);
+	if (err) {
+		tls_free(*ssl);
+		*ssl = NULL;
+	}
+	return err;
 }
 
 static struct fwd *
@@ -297,18 +282,19 @@ cl_fwd(int fd, int wid, int is_err)
 }
 
 static int
-cl_register(dw_launch *l, dw_worker_config *wc, int fd,
-            const struct wire_hello *ack)
+cl_register(dw_launch *l, dw_worker_config *wc, int fd, struct ssl_st *ssl,
+            const struct hs_result *ack)
 {
 	struct worker *w = calloc(1, sizeof *w);
-	struct conn *c = w ? conn_new(fd, wc->id) : NULL;
+	struct conn *c = w ? conn_new_tls(fd, wc->id, ssl) : NULL;
 	if (!c) {
 		free(w);
 		return DW_ENOMEM;
 	}
 	/* Blocking: the I/O thread passes MSG_DONTWAIT, a thread reading
-	 * its own reply blocks in recv. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	 * its own reply blocks in recv.  TLS reads never block. */
+	if (!ssl)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	w->id = wc->id;
 	w->state = W_ACTIVE;
 	w->conn = c;
@@ -346,8 +332,8 @@ cl_discard(dw_launch *l, dw_worker_config *wc)
 		l->m->manage(l->m->self, wc, DW_MANAGE_FINALIZE);
 }
 
-DW_API int
-dw_launched(dw_launch *l, dw_worker_config *wc)
+int
+cl_launched(dw_launch *l, dw_worker_config *wc, const struct hs_result *done)
 {
 	char why[400] = "", ps[16];
 	uint64_t deadline = rt_now_ms() + 10000;
@@ -355,26 +341,34 @@ dw_launched(dw_launch *l, dw_worker_config *wc)
 	snprintf(ps, sizeof ps, "%d", wc->port);
 	if (fd < 0)
 		fd = cl_connect(wc->host, ps, deadline, why, sizeof why);
-	struct wire_hello ack;
-	int err = DW_EPROTO;
-	if (fd >= 0 &&
-	    cl_handshake(fd, wc->id, deadline, &ack, why, sizeof why) == 0)
-		err = cl_register(l, wc, fd, &ack);
-	else if (fd < 0)
-		err = DW_ECLOSED;
+	struct hs_result ack;
+	struct ssl_st *ssl = NULL;
+	int err = fd < 0 ? DW_ECLOSED : DW_OK;
+	if (!err && done)
+		ack = *done;
+	else if (!err)
+		err = cl_handshake(fd, wc->id, deadline, &ack, why, sizeof why);
+	if (!err)
+		err = cl_secure(fd, &ack, &ssl, deadline, wc->id, why,
+		                sizeof why);
+	if (!err)
+		err = cl_register(l, wc, fd, ssl, &ack);
 	if (err == DW_OK)
 		return DW_OK;
+	tls_free(ssl);
 	if (fd >= 0)
 		close(fd);
-	if (strstr(why, "cookie"))
-		err = DW_EAUTH;
-	else if (strstr(why, "version"))
-		err = DW_EVERSION;
 	if (!l->why[0])
 		snprintf(l->why, sizeof l->why, "worker %d: %s", wc->id, why);
 	l->err = err;
 	cl_discard(l, wc);
 	return err;
+}
+
+DW_API int
+dw_launched(dw_launch *l, dw_worker_config *wc)
+{
+	return cl_launched(l, wc, NULL);
 }
 
 DW_API int

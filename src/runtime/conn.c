@@ -13,6 +13,7 @@
 #include <dwork/error.h>
 
 #include "runtime/conn.h"
+#include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
 uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
@@ -33,6 +34,15 @@ conn_new(int fd, int peer)
 	struct timeval tv = {CONN_RECV_TIMEOUT_MS / 1000,
 	                     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return c;
+}
+
+struct conn *
+conn_new_tls(int fd, int peer, struct ssl_st *ssl)
+{
+	struct conn *c = conn_new(fd, peer);
+	if (c)
+		c->ssl = ssl;
 	return c;
 }
 
@@ -77,6 +87,8 @@ conn_free(struct conn *c)
 	conn_close(c);
 	free(c->pay);
 	free(c->rbuf);
+	if (c->ssl)
+		tls_free(c->ssl);
 	pthread_mutex_destroy(&c->wlock);
 	free(c);
 }
@@ -106,11 +118,44 @@ frame_init(struct frame *f, uint8_t type, uint64_t ref, const void *prefix,
 	f->own = own ? (void *)body : NULL;
 }
 
+/* Advances f's vectors past w written bytes. */
+static void
+frame_advance(struct frame *f, size_t w)
+{
+	f->left -= w;
+	for (int i = 0; i < f->niov && w > 0; i++) {
+		size_t k = w < f->iov[i].iov_len ? w : f->iov[i].iov_len;
+		f->iov[i].iov_base = (char *)f->iov[i].iov_base + k;
+		f->iov[i].iov_len -= k;
+		w -= k;
+	}
+}
+
+/* Under TLS (wlock held): one SSL_write per vector, each retried with
+ * the same bytes after a short write, as OpenSSL requires. */
+static int
+frame_write_tls(struct conn *c, struct frame *f)
+{
+	for (int i = 0; i < f->niov && f->left; i++) {
+		while (f->iov[i].iov_len) {
+			ssize_t w = tls_write(c->ssl, f->iov[i].iov_base,
+			                      f->iov[i].iov_len);
+			if (w <= 0)
+				return (int)w;
+			frame_advance(f, (size_t)w);
+		}
+	}
+	return 0;
+}
+
 /* Writes as much of f as the socket takes; returns 0 (maybe partial) or
  * -1 on a dead socket. */
 static int
-frame_write(int fd, struct frame *f)
+frame_write(struct conn *c, struct frame *f)
 {
+	int fd = c->fd;
+	if (c->ssl)
+		return frame_write_tls(c, f);
 	while (f->left) {
 		struct iovec *v = f->iov;
 		int n = f->niov;
@@ -203,7 +248,7 @@ int
 conn_take_reader(struct conn *c)
 {
 	pthread_mutex_lock(&c->wlock);
-	int ok = !c->reader && !c->closed;
+	int ok = !c->reader && !c->closed && !c->ssl;
 	if (ok) {
 		c->reader = 1;
 		conn_rearm(c); /* the I/O thread must not wake for input */
@@ -240,8 +285,28 @@ conn_wait_readable(struct conn *c, int ms)
 /* Writes queued frames, many per sendmsg (wlock held).  Returns -1 when
  * the socket is dead. */
 static int
+conn_write_queue_tls(struct conn *c)
+{
+	while (c->wq && !c->closed) {
+		struct frame *f = c->wq;
+		if (frame_write_tls(c, f) < 0)
+			return -1;
+		if (f->left)
+			break;
+		c->wq = f->next;
+		if (!c->wq)
+			c->wq_tail = &c->wq;
+		frame_free(f);
+	}
+	conn_rearm(c);
+	return 0;
+}
+
+static int
 conn_write_queue(struct conn *c)
 {
+	if (c->ssl)
+		return conn_write_queue_tls(c);
 	while (c->wq && !c->closed) {
 		struct iovec v[128];
 		int n = 0;
@@ -306,7 +371,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 	if (c->closed) {
 		err = DW_ECLOSED;
 	} else if (!c->wq && !batch) {
-		if (frame_write(c->fd, f) < 0)
+		if (frame_write(c, f) < 0)
 			err = DW_ECLOSED;
 		else if (f->left && (err = conn_enqueue(c, f)) == DW_OK)
 			conn_rearm(c);
@@ -374,12 +439,36 @@ conn_flush(struct conn *c)
 	return rc;
 }
 
+/* Under TLS the read takes wlock: an SSL object is single-threaded. */
+static ssize_t
+conn_recv_tls(struct conn *c, void *buf, size_t want)
+{
+	pthread_mutex_lock(&c->wlock);
+	ssize_t r = c->closed ? -1 : tls_read(c->ssl, buf, want);
+	pthread_mutex_unlock(&c->wlock);
+	return r;
+}
+
+/* Bytes already decrypted inside the SSL object (none without TLS). */
+static int
+conn_pending(struct conn *c)
+{
+	if (!c->ssl)
+		return 0;
+	pthread_mutex_lock(&c->wlock);
+	int p = !c->closed && tls_pending(c->ssl);
+	pthread_mutex_unlock(&c->wlock);
+	return p;
+}
+
 /* Reads into buf up to want bytes; returns bytes read, 0 at EAGAIN, -1 at
  * EOF or error. */
 static ssize_t
-conn_recv(int fd, void *buf, size_t want)
+conn_recv(struct conn *c, void *buf, size_t want)
 {
-	ssize_t r = recv(fd, buf, want, MSG_DONTWAIT);
+	if (c->ssl)
+		return conn_recv_tls(c, buf, want);
+	ssize_t r = recv(c->fd, buf, want, MSG_DONTWAIT);
 	if (r > 0)
 		return r;
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -440,12 +529,16 @@ static int
 conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
               size_t whylen)
 {
-	ssize_t r = conn_recv(c->fd, c->pay + c->pgot, c->h.payload - c->pgot);
-	if (r < 0) {
-		snprintf(why, whylen, "connection closed inside a frame");
-		return -1;
-	}
-	c->pgot += (size_t)r;
+	ssize_t r;
+	do { /* TLS gives at most a record (16 KiB) per read */
+		r = conn_recv(c, c->pay + c->pgot, c->h.payload - c->pgot);
+		if (r < 0) {
+			snprintf(why, whylen,
+			         "connection closed inside a frame");
+			return -1;
+		}
+		c->pgot += (size_t)r;
+	} while (c->ssl && r > 0 && c->pgot < c->h.payload);
 	if (c->pgot < c->h.payload)
 		return r == 0 ? 0 : 2;
 	unsigned char *p = c->pay;
@@ -466,7 +559,8 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	for (int budget = 16; budget > 0; budget--) {
+	/* Bytes inside the SSL object wake no epoll: read them all. */
+	for (int budget = 16; budget > 0 || conn_pending(c); budget--) {
 		if (conn_parse(c, fn, arg, why, whylen) < 0)
 			return -1;
 		if (c->in_big) {
@@ -481,7 +575,7 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 			c->rpos = 0;
 		}
 		ssize_t r =
-		    conn_recv(c->fd, c->rbuf + c->rlen, CONN_RBUF - c->rlen);
+		    conn_recv(c, c->rbuf + c->rlen, CONN_RBUF - c->rlen);
 		if (r < 0) {
 			snprintf(why, whylen,
 			         c->rlen ? "connection closed "
@@ -492,7 +586,9 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 		if (r == 0)
 			return 0;
 		c->rlen += (size_t)r;
-		if (c->rlen < CONN_RBUF) /* the socket had no more: done */
+		/* the socket had no more: done (a TLS read stops at the end
+		 * of a record, so it reads on to EAGAIN) */
+		if (c->rlen < CONN_RBUF && !c->ssl)
 			return conn_parse(c, fn, arg, why, whylen);
 	}
 	return conn_parse(c, fn, arg, why, whylen);

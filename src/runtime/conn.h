@@ -44,6 +44,9 @@ struct conn {
 	int closed; /* no more writes (wlock) */
 	int hold;   /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
+	/* TLS (tls.h): every SSL call holds wlock, reads included, and no
+	 * thread but the I/O thread reads (conn_take_reader refuses) */
+	struct ssl_st *ssl;
 	/* reading, I/O thread only: a buffer of incoming bytes, and the
 	 * payload of a large frame being read straight into place */
 	unsigned char *rbuf;
@@ -62,8 +65,10 @@ extern uint32_t conn_max_payload;
 #define CONN_RBUF (64u << 10)
 #define CONN_MORE 1 /* conn_send flag: more frames follow, do not write yet */
 
-/* A connection on a connected non-blocking socket fd (owned). */
+/* A connection on a connected socket fd (owned); with ssl (owned, may
+ * be NULL) the link runs under TLS and fd must be non-blocking. */
 struct conn *conn_new(int fd, int peer);
+struct conn *conn_new_tls(int fd, int peer, struct ssl_st *ssl);
 /* Closes the socket and frees queued frames; the struct stays valid for
  * senders racing with it (they get DW_ECLOSED) until conn_free. */
 void conn_close(struct conn *c);
@@ -115,7 +120,8 @@ int conn_flush(struct conn *c);
  * thread holds this right: a caller waiting for its reply, or an idle
  * executor, may read the socket itself and save two thread wake-ups.
  * The socket is registered one-shot; releasing re-arms it so the I/O
- * thread takes over.  conn_take_reader returns 1 when taken.
+ * thread takes over.  conn_take_reader returns 1 when taken; under TLS
+ * it always refuses (0): the I/O thread alone reads a TLS link.
  */
 int conn_take_reader(struct conn *c);
 void conn_drop_reader(struct conn *c);

@@ -195,6 +195,22 @@ init_payload_limit(void)
 	return DW_OK;
 }
 
+/* DWORK_TLS=1 turns TLS on when the options do not. */
+static int
+init_tls(void)
+{
+	const char *env = getenv("DWORK_TLS");
+	if (rt.opts.tls || !env || !*env || !strcmp(env, "0"))
+		return DW_OK;
+	if (strcmp(env, "1") != 0) {
+		rt_set_err(0, "DWORK_TLS='%s' is not valid: expected 0 or 1",
+		           env);
+		return DW_EINVAL;
+	}
+	rt.opts.tls = 1;
+	return DW_OK;
+}
+
 static void
 init_atexit(void)
 {
@@ -258,7 +274,9 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	init_defaults(opts);
 	int procs = rt.opts.procs;
 	const char *mfile = NULL;
-	int err = init_procs(argc, argv, &procs);
+	int err = init_tls();
+	if (err == DW_OK)
+		err = init_procs(argc, argv, &procs);
 	if (err == DW_OK)
 		err = init_machine_file(argc, argv, &mfile);
 	if (err == DW_OK)

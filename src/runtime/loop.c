@@ -199,8 +199,6 @@ loop_timer(void)
 	if (rt.role == RT_MASTER) {
 		cl_heartbeat();
 		rtr_sync_tick();
-	} else {
-		peer_tick();
 	}
 }
 

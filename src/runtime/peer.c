@@ -7,6 +7,7 @@
  * master-worker topology the master refuses every WHERE.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -20,8 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/tls.h"
 #include "runtime/work.h"
 
 #define PEER_WAIT_MS  10000 /* to open a link */
@@ -37,20 +42,12 @@ struct peer {
 	char why[240]; /* why the last attempt failed */
 };
 
-/* A connection on the listen socket that has not said who it is. */
-struct stranger {
-	struct stranger *next;
-	struct conn *c;
-	uint64_t since;
-	int dead; /* closed: freed at the next tick */
-};
-
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pr_cv = PTHREAD_COND_INITIALIZER;
 static struct peer *peers;
-static struct stranger *strangers;
-static int topology; /* master */
-static int n_links;  /* links ever opened */
+static int n_strangers; /* handshakes running (pr_lock) */
+static int topology;    /* master */
+static int n_links;     /* links ever opened */
 static struct {
 	int io_kind;
 	int fd;
@@ -181,53 +178,26 @@ peer_connect(const char *addr, uint64_t deadline, char *why, size_t wl)
 	return cl_connect(host, port, deadline, why, wl);
 }
 
-static size_t
-peer_hello(unsigned char *buf, int ack)
-{
-	struct wire_hello h = {.vmajor = WIRE_VERSION_MAJOR,
-	                       .vminor = WIRE_VERSION_MINOR,
-	                       .id = (uint32_t)(ack ? getpid() : rt.myid)};
-	h.cookie_len = (uint8_t)strlen(rt.cookie);
-	memcpy(h.cookie, rt.cookie, h.cookie_len);
-	snprintf(h.addr, sizeof h.addr, "%s", rt.my_addr);
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &h, ack);
-	wire_put_hdr(buf, ack ? WIRE_HELLO_ACK : WIRE_HELLO, 0, (uint32_t)pl);
-	return WIRE_HDR + pl;
-}
-
-/* Our side of the handshake as the dialler. */
+/* Our side of the handshake as the dialler: the accepting worker proves
+ * first, then we do. */
 static int
-peer_handshake(int fd, uint64_t deadline, char *why, size_t wl)
+peer_handshake(int fd, int pid, uint64_t deadline, struct ssl_st **ssl,
+               char *why, size_t wl)
 {
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	struct wire_hdr h;
-	struct wire_hello a;
-	size_t n = peer_hello(buf, 0);
-	if (cl_io_full(fd, buf, n, 1, deadline) < 0 ||
-	    cl_io_full(fd, buf, WIRE_HDR, 0, deadline) < 0) {
-		snprintf(why, wl, "no handshake answer");
-		return -1;
-	}
-	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, why, wl) < 0)
-		return -1;
-	if (h.type != WIRE_HELLO_ACK ||
-	    cl_io_full(fd, buf, h.payload, 0, deadline) < 0 ||
-	    wire_parse_hello(buf, h.payload, 1, &a, why, wl) < 0) {
-		if (h.type != WIRE_HELLO_ACK)
-			snprintf(why, wl, "answered with frame type %u",
-			         h.type);
-		return -1;
-	}
-	if (a.vmajor != WIRE_VERSION_MAJOR) {
-		snprintf(why, wl, "speaks protocol %u.%u", a.vmajor, a.vminor);
-		return -1;
-	}
-	if (!wire_cookie_equal(a.cookie, a.cookie_len, rt.cookie,
-	                       strlen(rt.cookie))) {
-		snprintf(why, wl, "presented a wrong cookie");
-		return -1;
-	}
-	return 0;
+	struct hs_side me = {.cookie = rt.cookie,
+	                     .role = AUTH_DIALLER,
+	                     .id = (uint32_t)rt.myid,
+	                     .want_id = (uint32_t)pid,
+	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0,
+	                     .addr = rt.my_addr};
+	struct hs_result r;
+	int err = hs_answer(fd, &me, deadline, &r, why, wl);
+	*ssl = NULL;
+	if (!err && (r.flags & AUTH_FLAG_TLS) &&
+	    !(*ssl = tls_start(fd, 0, r.key, deadline, why, wl)))
+		err = DW_EPROTO;
+	OPENSSL_cleanse(r.key, sizeof r.key);
+	return err;
 }
 
 /* The link to pid is up (pr_lock held). */
@@ -249,13 +219,17 @@ peer_dial(int pid, const char *addr, char *why, size_t wl)
 	int fd = peer_connect(addr, deadline, why, wl);
 	if (fd < 0)
 		return DW_ECLOSED;
-	if (peer_handshake(fd, deadline, why, wl) < 0) {
+	struct ssl_st *ssl;
+	int err = peer_handshake(fd, pid, deadline, &ssl, why, wl);
+	if (err) {
 		close(fd);
-		return strstr(why, "cookie") ? DW_EAUTH : DW_EPROTO;
+		return err;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	struct conn *c = conn_new(fd, pid);
+	if (!ssl) /* blocking, as cl_register explains; TLS never blocks */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	struct conn *c = conn_new_tls(fd, pid, ssl);
 	if (!c) {
+		tls_free(ssl);
 		close(fd);
 		snprintf(why, wl, "out of memory");
 		return DW_ENOMEM;
@@ -441,6 +415,114 @@ peer_start(int lfd)
 		       strerror(errno));
 }
 
+#define PEER_STRANGERS 16 /* handshakes at once; more are refused */
+
+/* May a dialler with this id link to us?  (the acceptor's check) */
+static int
+peer_check_id(uint32_t id, char *why, size_t wl)
+{
+	if ((int)id <= rt.myid || id > INT32_MAX) {
+		snprintf(why, wl,
+		         "process %u dialled worker %d, but the higher id "
+		         "dials the lower",
+		         id, rt.myid);
+		return -1;
+	}
+	pthread_mutex_lock(&pr_lock);
+	struct peer *pe = peer_get((int)id);
+	int ok = pe && pe->state != P_UP && pe->state != P_GONE;
+	pthread_mutex_unlock(&pr_lock);
+	if (!ok)
+		snprintf(why, wl, "worker %u is %s", id,
+		         pe && pe->state == P_UP ? "already linked" : "gone");
+	return ok ? 0 : -1;
+}
+
+/* The link from the dialler id is up, unless it went meanwhile. */
+static int
+peer_accepted(int fd, int id, struct ssl_st *ssl, char *why, size_t wl)
+{
+	struct conn *c = conn_new_tls(fd, id, ssl);
+	if (!c) {
+		tls_free(ssl);
+		snprintf(why, wl, "out of memory");
+		return -1;
+	}
+	pthread_mutex_lock(&pr_lock);
+	struct peer *pe = peer_get(id);
+	int ok = pe && pe->state != P_UP && pe->state != P_GONE;
+	if (ok)
+		peer_up_locked(pe, c);
+	pthread_mutex_unlock(&pr_lock);
+	if (!ok) {
+		snprintf(why, wl, "worker %d is already linked or gone", id);
+		conn_free(c);
+		return 0; /* conn_free closed fd */
+	}
+	if (loop_add_conn(c) != DW_OK)
+		loop_run((void (*)(void *))conn_close, c);
+	return 0;
+}
+
+/* A connection on the listen socket: this worker proves first, then
+ * the dialler; a short-lived thread does it, never the I/O thread. */
+static void *
+peer_accept_thread(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct hs_side me = {.cookie = rt.cookie,
+	                     .role = AUTH_ACCEPTOR,
+	                     .id = (uint32_t)rt.myid,
+	                     .check_id = peer_check_id,
+	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
+	struct hs_result r;
+	char why[300] = "";
+	uint64_t deadline = rt_now_ms() + PEER_HELLO_MS;
+	struct ssl_st *ssl = NULL;
+	int err = hs_prove(fd, &me, deadline, &r, why, sizeof why);
+	if (!err && (r.flags & AUTH_FLAG_TLS) &&
+	    !(ssl = tls_start(fd, 1, r.key, deadline, why, sizeof why)))
+		err = DW_EPROTO;
+	OPENSSL_cleanse(r.key, sizeof r.key);
+	if (err || peer_accepted(fd, (int)r.id, ssl, why, sizeof why) < 0) {
+		rt_log("worker %d: rejected a worker's connection: %s", rt.myid,
+		       why);
+		close(fd);
+	}
+	pthread_mutex_lock(&pr_lock);
+	n_strangers--;
+	pthread_mutex_unlock(&pr_lock);
+	return NULL;
+}
+
+static void
+peer_stranger(int fd)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	pthread_mutex_lock(&pr_lock);
+	int go = n_strangers < PEER_STRANGERS;
+	n_strangers += go;
+	pthread_mutex_unlock(&pr_lock);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (go && pthread_create(&t, &a, peer_accept_thread,
+	                         (void *)(intptr_t)fd) == 0) {
+		pthread_attr_destroy(&a);
+		return;
+	}
+	pthread_attr_destroy(&a);
+	if (go) {
+		pthread_mutex_lock(&pr_lock);
+		n_strangers--;
+		pthread_mutex_unlock(&pr_lock);
+	}
+	rt_log("worker %d: rejected a connection: %d handshakes already "
+	       "running",
+	       rt.myid, PEER_STRANGERS);
+	close(fd);
+}
+
 void
 peer_accept(void)
 {
@@ -450,84 +532,8 @@ peer_accept(void)
 			return;
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		struct conn *c = conn_new(fd, 0);
-		struct stranger *s = c ? calloc(1, sizeof *s) : NULL;
-		if (!s) {
-			conn_free(c);
-			if (!c)
-				close(fd);
-			continue;
-		}
-		c->max_payload = WIRE_HELLO_MAX;
-		s->c = c;
-		s->since = rt_now_ms();
-		pthread_mutex_lock(&pr_lock);
-		s->next = strangers;
-		strangers = s;
-		pthread_mutex_unlock(&pr_lock);
-		if (loop_add_conn(c) != DW_OK)
-			conn_close(c);
+		peer_stranger(fd);
 	}
-}
-
-static void
-stranger_forget(struct conn *c)
-{
-	for (struct stranger **pp = &strangers; *pp; pp = &(*pp)->next)
-		if ((*pp)->c == c) {
-			struct stranger *s = *pp;
-			*pp = s->next;
-			free(s);
-			return;
-		}
-}
-
-/* The first frame of a connection on the listen socket must be a HELLO
- * from a worker with a higher id that knows the cookie. */
-void
-peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p)
-{
-	struct wire_hello hl = {0};
-	char why[200] = "";
-	if (h->type != WIRE_HELLO)
-		snprintf(why, sizeof why,
-		         "first frame is type %u, not a "
-		         "handshake",
-		         h->type);
-	else if (wire_parse_hello(p, h->payload, 0, &hl, why, sizeof why) ==
-	         0) {
-		if (hl.vmajor != WIRE_VERSION_MAJOR)
-			snprintf(why, sizeof why, "protocol version %u.%u",
-			         hl.vmajor, hl.vminor);
-		else if (!wire_cookie_equal(hl.cookie, hl.cookie_len, rt.cookie,
-		                            strlen(rt.cookie)))
-			snprintf(why, sizeof why, "wrong cookie");
-		else if ((int)hl.id <= rt.myid || hl.id > INT32_MAX)
-			snprintf(why, sizeof why,
-			         "process %u dialled worker %d, but the "
-			         "higher id dials the lower",
-			         hl.id, rt.myid);
-	}
-	free(p);
-	int id = (int)hl.id;
-	pthread_mutex_lock(&pr_lock);
-	struct peer *pe = why[0] ? NULL : peer_get(id);
-	if (!why[0] && (!pe || pe->state == P_UP || pe->state == P_GONE))
-		snprintf(why, sizeof why, "worker %d is %s", id,
-		         pe && pe->state == P_UP ? "already linked" : "gone");
-	if (!why[0]) {
-		stranger_forget(c);
-		unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-		size_t n = peer_hello(buf, 1);
-		conn_send_msg(c, WIRE_HELLO_ACK, 0, buf + WIRE_HDR,
-		              n - WIRE_HDR, NULL, 0);
-		c->peer = id;
-		c->max_payload = conn_max_payload;
-		peer_up_locked(pe, c);
-	}
-	pthread_mutex_unlock(&pr_lock);
-	if (why[0])
-		conn_fail(c, "rejected a worker's connection: %s", why);
 }
 
 static void
@@ -540,19 +546,6 @@ peer_close_cb(void *arg)
 void
 peer_conn_lost(struct conn *c, const char *why)
 {
-	if (c->peer == 0) { /* never said who it is */
-		rt_log("worker %d: %s%s", rt.myid,
-		       strncmp(why, "rejected", 8) ? "rejected a connection: "
-		                                   : "",
-		       why);
-		pthread_mutex_lock(&pr_lock);
-		for (struct stranger *s = strangers; s; s = s->next)
-			if (s->c == c)
-				s->dead = 1;
-		pthread_mutex_unlock(&pr_lock);
-		loop_run(peer_close_cb, c);
-		return;
-	}
 	if (c->bad) /* an end is only news when the peer misbehaved */
 		rt_log("worker %d: closed the link to worker %d: %s", rt.myid,
 		       c->peer, why);
@@ -564,38 +557,6 @@ peer_conn_lost(struct conn *c, const char *why)
 		peer_gone(c->peer);
 	else
 		loop_run(peer_close_cb, c);
-}
-
-void
-peer_tick(void)
-{
-	uint64_t now = rt_now_ms();
-	struct conn *late[16], *dead[16];
-	int nl = 0, nd = 0;
-	pthread_mutex_lock(&pr_lock);
-	for (struct stranger **pp = &strangers; *pp;) {
-		struct stranger *s = *pp;
-		if (s->dead && nd < 16) {
-			dead[nd++] = s->c;
-			*pp = s->next;
-			free(s);
-			continue;
-		}
-		if (!s->dead && now - s->since > PEER_HELLO_MS && nl < 16) {
-			late[nl++] = s->c;
-			s->dead = 1;
-		}
-		pp = &s->next;
-	}
-	pthread_mutex_unlock(&pr_lock);
-	for (int i = 0; i < nl; i++) {
-		rt_log("worker %d: rejected a connection that did not say "
-		       "who it is within %d ms",
-		       rt.myid, PEER_HELLO_MS);
-		conn_close(late[i]);
-	}
-	for (int i = 0; i < nd; i++)
-		conn_free(dead[i]);
 }
 
 /* ---- a process has gone ---- */

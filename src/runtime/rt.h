@@ -140,6 +140,11 @@ int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
 void cl_worker_lost(struct worker *w, const char *why);
 void cl_heartbeat(void);
 void cl_shutdown(void);
+/* dw_launched; with done, the handshake was already made on wc->fd (a
+ * worker that dialled in) and only the settings are sent. */
+struct hs_result;
+int cl_launched(dw_launch *l, dw_worker_config *wc,
+                const struct hs_result *done);
 /* Records why a launch failed, unless a reason is already there. */
 void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -48,6 +48,7 @@ static const char *const msg_names[] = {
     [WIRE_REQ] = "REQ",
     [WIRE_ANSWER] = "ANSWER",
     [WIRE_CANCEL] = "CANCEL",
+    [WIRE_CHALLENGE] = "CHALLENGE",
 };
 
 void

@@ -55,72 +55,6 @@ wire_parse_hdr(const unsigned char *p, uint32_t max_payload, struct wire_hdr *h,
 	return 0;
 }
 
-size_t
-wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack)
-{
-	size_t o = 0;
-	memcpy(p, WIRE_MAGIC, 4);
-	wire_put_u16(p + 4, h->vmajor);
-	wire_put_u16(p + 6, h->vminor);
-	wire_put_u32(p + 8, h->id);
-	p[12] = h->cookie_len;
-	memcpy(p + 13, h->cookie, h->cookie_len);
-	o = 13u + h->cookie_len;
-	if (ack) {
-		size_t n = strnlen(h->addr, sizeof h->addr - 1);
-		wire_put_u16(p + o, (uint16_t)n);
-		memcpy(p + o + 2, h->addr, n);
-		o += 2 + n;
-	}
-	return o;
-}
-
-static int
-wire_hello_addr(const unsigned char *p, size_t len, size_t o,
-                struct wire_hello *h, char *why, size_t whylen)
-{
-	if (o + 2 > len)
-		return wire_fail(why, whylen,
-		                 "handshake cut before the address", 0);
-	size_t n = wire_get_u16(p + o);
-	if (n >= sizeof h->addr || o + 2 + n != len)
-		return wire_fail(why, whylen,
-		                 "handshake address length %llu does not fit",
-		                 n);
-	memcpy(h->addr, p + o + 2, n);
-	h->addr[n] = 0;
-	return 0;
-}
-
-int
-wire_parse_hello(const unsigned char *p, size_t len, int ack,
-                 struct wire_hello *h, char *why, size_t whylen)
-{
-	memset(h, 0, sizeof *h);
-	if (len < 13 || memcmp(p, WIRE_MAGIC, 4) != 0)
-		return wire_fail(why, whylen,
-		                 "not a dwork handshake (bad magic or %llu "
-		                 "bytes)",
-		                 len);
-	h->vmajor = wire_get_u16(p + 4);
-	h->vminor = wire_get_u16(p + 6);
-	h->id = wire_get_u32(p + 8);
-	h->cookie_len = p[12];
-	if (h->cookie_len == 0 || h->cookie_len > WIRE_COOKIE_MAX ||
-	    13u + h->cookie_len > len)
-		return wire_fail(why, whylen,
-		                 "handshake cookie length %llu is invalid",
-		                 h->cookie_len);
-	memcpy(h->cookie, p + 13, h->cookie_len);
-	size_t o = 13u + h->cookie_len;
-	if (ack)
-		return wire_hello_addr(p, len, o, h, why, whylen);
-	if (o != len)
-		return wire_fail(why, whylen,
-		                 "handshake has %llu trailing bytes", len - o);
-	return 0;
-}
-
 void
 wire_too_big(char *buf, size_t len, const char *what, uint64_t size,
              uint64_t limit)
@@ -129,16 +63,6 @@ wire_too_big(char *buf, size_t len, const char *what, uint64_t size,
 	         "%s of %llu bytes exceeds the link's limit of %llu bytes "
 	         "(DWORK_MAX_PAYLOAD, dw_options.max_payload)",
 	         what, (unsigned long long)size, (unsigned long long)limit);
-}
-
-int
-wire_cookie_equal(const char *a, size_t alen, const char *b, size_t blen)
-{
-	unsigned char diff = alen != blen;
-	size_t n = alen < blen ? alen : blen;
-	for (size_t i = 0; i < n; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
 }
 
 size_t

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WIRE_VERSION_MAJOR 1
-#define WIRE_VERSION_MINOR 1 /* 1.1: REQ, ANSWER, CANCEL; peers */
+#define WIRE_VERSION_MAJOR 2 /* 2.0: challenge-response handshake, TLS */
+#define WIRE_VERSION_MINOR 0
 #define WIRE_MAGIC         "DWRK"
 #define WIRE_HDR           16u        /* bytes of a frame header */
 #define WIRE_MAX_PAYLOAD   (1u << 30) /* default payload limit: 1 GiB */
@@ -23,8 +23,8 @@
 #define WIRE_NAME_MAX      255u /* function names */
 
 enum wire_type {
-	WIRE_HELLO = 1,     /* master → worker: version, id, cookie */
-	WIRE_HELLO_ACK = 2, /* worker → master: version, pid, cookie, addr */
+	WIRE_HELLO = 1,     /* prover: version, ids, nonce, proof (auth.h) */
+	WIRE_HELLO_ACK = 2, /* answer: version, pid, addr, proof */
 	WIRE_CALL = 3,      /* run a function (ref = call id) */
 	WIRE_RESULT = 4,    /* a call's result or error (ref = call id) */
 	WIRE_DONE = 5,      /* a kept call has run (ref = call id) */
@@ -42,7 +42,8 @@ enum wire_type {
 	                     peers; ref = request id, 0: no answer) */
 	WIRE_ANSWER = 17, /* a request's answer: u32 status, then bytes */
 	WIRE_CANCEL = 18, /* withdraw a parked request (ref = its id) */
-	WIRE_TYPE_MAX = 18,
+	WIRE_CHALLENGE = 19, /* the handshake's first message: a nonce */
+	WIRE_TYPE_MAX = 19,
 };
 
 enum wire_call_mode {
@@ -79,28 +80,10 @@ void wire_put_hdr(unsigned char *p, uint8_t type, uint64_t ref,
 int wire_parse_hdr(const unsigned char *p, uint32_t max_payload,
                    struct wire_hdr *h, char *why, size_t whylen);
 
-struct wire_hello {
-	uint16_t vmajor, vminor;
-	uint32_t id; /* HELLO: the worker's id; ACK: its pid */
-	uint8_t cookie_len;
-	char cookie[WIRE_COOKIE_MAX + 1];
-	char addr[256]; /* ACK: the worker's listen address host:port */
-};
-
-/* Encodes a HELLO or HELLO_ACK payload into p (WIRE_HELLO_MAX bytes);
- * returns its length. */
-size_t wire_put_hello(unsigned char *p, const struct wire_hello *h, int ack);
-/* Decodes one; returns 0 or -1 with the reason. */
-int wire_parse_hello(const unsigned char *p, size_t len, int ack,
-                     struct wire_hello *h, char *why, size_t whylen);
-
 /* The message for a payload over a link's limit, naming both sizes:
  * "WHAT of N bytes exceeds the link's limit of M bytes (...)". */
 void wire_too_big(char *buf, size_t len, const char *what, uint64_t size,
                   uint64_t limit);
-
-/* Constant-time comparison of two cookies (lengths are not secret). */
-int wire_cookie_equal(const char *a, size_t alen, const char *b, size_t blen);
 
 /* A CALL payload's fixed part: mode, name; args follow. */
 struct wire_call {

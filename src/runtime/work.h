@@ -190,10 +190,9 @@ void peer_start(int lfd);
 /* Worker: the link to pid, dialled or awaited if needed (user threads
  * only).  NULL with *err set (DW_EACCES in the master-worker topology). */
 struct conn *peer_conn(int pid, int *err);
-/* I/O thread: a connection on the listen socket. */
+/* I/O thread: a connection on the listen socket (a short-lived thread
+ * runs its handshake). */
 void peer_accept(void);
-/* A frame from a connection that has not said who it is. */
-void peer_on_hello(struct conn *c, const struct wire_hdr *h, unsigned char *p);
 /* A worker's link to a peer ended. */
 void peer_conn_lost(struct conn *c, const char *why);
 /* Requests about peers: WHERE (master), DIAL, GONE (workers). */
@@ -202,8 +201,6 @@ void peer_on_req(const struct req_src *s, int op, const unsigned char *b,
 /* A process has gone: every part forgets it (and the master tells the
  * workers).  Any thread but a caller holding rt.lock. */
 void peer_gone(int pid);
-/* Timer tick: drops connections that never said who they are. */
-void peer_tick(void);
 int peer_topology(void);
 /* Worker: the number of links to other workers ever opened. */
 int peer_links(void);

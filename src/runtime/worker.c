@@ -17,8 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/tls.h"
 #include "runtime/work.h"
 
 #define WORKER_FLAG "--dwork-worker"
@@ -115,65 +119,20 @@ worker_read_full(int fd, void *buf, size_t n, int ms)
 	return 0;
 }
 
-static void
-worker_send_ack(int fd)
-{
-	struct wire_hello a = {.vmajor = WIRE_VERSION_MAJOR,
-	                       .vminor = WIRE_VERSION_MINOR,
-	                       .id = (uint32_t)getpid()};
-	a.cookie_len = (uint8_t)strlen(rt.cookie);
-	memcpy(a.cookie, rt.cookie, a.cookie_len);
-	snprintf(a.addr, sizeof a.addr, "%s", rt.my_addr);
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	size_t pl = wire_put_hello(buf + WIRE_HDR, &a, 1);
-	wire_put_hdr(buf, WIRE_HELLO_ACK, 0, (uint32_t)pl);
-	ssize_t w = send(fd, buf, WIRE_HDR + pl, MSG_NOSIGNAL);
-	(void)w;
-}
-
-/* Checks a connecting peer's HELLO; returns 0 when it is our master. */
+/* Answers a connecting peer's handshake; returns 0 when it proved to be
+ * our master (its HELLO's id and flags in r). */
 static int
-worker_check_hello(int fd, struct wire_hello *h)
+worker_handshake(int fd, struct hs_result *r, char *why, size_t wl)
 {
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	struct wire_hdr wh;
-	char why[200] = "connection closed during the handshake";
-	if (worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
-	    wire_parse_hdr(buf, WIRE_HELLO_MAX, &wh, why, sizeof why) == 0) {
-		if (wh.type != WIRE_HELLO)
-			snprintf(why, sizeof why,
-			         "first frame is type %u, "
-			         "not a handshake",
-			         wh.type);
-		else if (worker_read_full(fd, buf, wh.payload, 10000) < 0)
-			snprintf(why, sizeof why, "handshake cut short");
-		else if (wire_parse_hello(buf, wh.payload, 0, h, why,
-		                          sizeof why) == 0) {
-			if (h->vmajor != WIRE_VERSION_MAJOR) {
-				snprintf(why, sizeof why,
-				         "protocol version %u.%u, this worker "
-				         "speaks %u.%u",
-				         h->vmajor, h->vminor,
-				         WIRE_VERSION_MAJOR,
-				         WIRE_VERSION_MINOR);
-				worker_send_ack(fd); /* so it can say why */
-			} else if (!wire_cookie_equal(h->cookie, h->cookie_len,
-			                              rt.cookie,
-			                              strlen(rt.cookie))) {
-				snprintf(why, sizeof why, "wrong cookie");
-			} else {
-				return 0;
-			}
-		}
-	}
-	fprintf(stderr, "dwork worker: rejected a connection: %s\n", why);
-	return -1;
+	struct hs_side me = {
+	    .cookie = rt.cookie, .role = AUTH_WORKER, .addr = rt.my_addr};
+	return hs_answer(fd, &me, rt_now_ms() + 10000, r, why, wl) ? -1 : 0;
 }
 
 /* Waits for the master; gives up when stdin (the master's pipe) closes
  * or after 60 s. */
 static int
-worker_accept_master(int lfd, struct wire_hello *h)
+worker_accept_master(int lfd, struct hs_result *h)
 {
 	for (;;) {
 		struct pollfd p[2] = {{.fd = lfd, .events = POLLIN},
@@ -195,8 +154,11 @@ worker_accept_master(int lfd, struct wire_hello *h)
 			continue;
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		if (worker_check_hello(fd, h) == 0)
+		char why[300];
+		if (worker_handshake(fd, h, why, sizeof why) == 0)
 			return fd;
+		fprintf(stderr, "dwork worker: rejected a connection: %s\n",
+		        why);
 		close(fd);
 	}
 }
@@ -244,16 +206,18 @@ worker_connect(const char *addr)
 	return fd;
 }
 
-/* A worker that dials in speaks first: its HELLO_ACK shows the master
- * it knows the cookie before the master sends its own; then the usual
- * handshake (docs/wire-protocol.md). */
+/* A worker that dials in answers the same handshake: the master proves
+ * first, so whoever listens at addr learns nothing from this worker
+ * unless it knows the cookie (docs/wire-protocol.md). */
 static int
-worker_dial(const char *addr, struct wire_hello *h)
+worker_dial(const char *addr, struct hs_result *h)
 {
 	int fd = worker_connect(addr);
-	worker_send_ack(fd);
-	if (worker_check_hello(fd, h) < 0)
+	char why[300];
+	if (worker_handshake(fd, h, why, sizeof why) < 0) {
+		fprintf(stderr, "dwork worker: %s\n", why);
 		worker_die("the master at %s did not accept this worker", addr);
+	}
 	return fd;
 }
 
@@ -274,17 +238,26 @@ worker_config_limit(const unsigned char *p, uint32_t *len, char *why,
 	return 0;
 }
 
-/* The settings the master sends right after the handshake. */
+static int
+worker_read_link(int fd, struct ssl_st *ssl, void *buf, size_t n)
+{
+	if (ssl)
+		return tls_io_full(ssl, fd, buf, n, 0, rt_now_ms() + 10000);
+	return worker_read_full(fd, buf, n, 10000);
+}
+
+/* The settings the master sends right after the handshake (inside TLS
+ * when the master announced it). */
 static void
-worker_read_config(int fd)
+worker_read_config(int fd, struct ssl_st *ssl)
 {
 	unsigned char *buf = malloc(WIRE_HDR + RTR_CONFIG_MAX);
 	struct wire_hdr h;
 	char why[200] = "no settings from the master";
-	if (buf && worker_read_full(fd, buf, WIRE_HDR, 10000) == 0 &&
+	if (buf && worker_read_link(fd, ssl, buf, WIRE_HDR) == 0 &&
 	    wire_parse_hdr(buf, RTR_CONFIG_MAX, &h, why, sizeof why) == 0 &&
 	    h.type == WIRE_CONFIG &&
-	    worker_read_full(fd, buf, h.payload, 10000) == 0 &&
+	    worker_read_link(fd, ssl, buf, h.payload) == 0 &&
 	    worker_config_limit(buf, &h.payload, why, sizeof why) == 0 &&
 	    rtr_worker_config(buf, h.payload, rt.myid, why, sizeof why) == 0) {
 		free(buf);
@@ -339,7 +312,7 @@ worker_main(int *argc, char ***argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_read_cookie();
 	int lfd = worker_listen(bind);
-	struct wire_hello h;
+	struct hs_result h;
 	int fd;
 	if (w_dial) {
 		fd = worker_dial(w_dial, &h);
@@ -350,12 +323,18 @@ worker_main(int *argc, char ***argv)
 	}
 	rt.myid = (int)h.id;
 	rt.role = RT_WORKER;
-	worker_send_ack(fd);
-	worker_read_config(fd);
+	rt.opts.tls = (h.flags & AUTH_FLAG_TLS) != 0;
+	struct ssl_st *ssl = NULL;
+	char why[300];
+	if (rt.opts.tls && !(ssl = tls_start(fd, 0, h.key, rt_now_ms() + 10000,
+	                                     why, sizeof why)))
+		worker_die("%s", why);
+	OPENSSL_cleanse(h.key, sizeof h.key);
+	worker_read_config(fd, ssl);
 	/* The main thread is thread 1 of every task, then I/O, executors. */
 	rtr_thread_start("main", DWT_STATE_IDLE);
 	signal(SIGINT, worker_on_sigint);
-	rt.master = conn_new(fd, 1);
+	rt.master = conn_new_tls(fd, 1, ssl);
 	rt.opts.heartbeat_ms = 1000; /* the timer drops silent peers */
 	if (!rt.master || loop_start() != DW_OK ||
 	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||

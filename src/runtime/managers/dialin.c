@@ -1,8 +1,8 @@
 /*
  * Workers that dial in: the master listens; a worker started by anything
  * (a script, a scheduler, another machine) with the address and the
- * cookie connects, proves the cookie first, and then goes through the
- * usual handshake (docs/wire-protocol.md, "Workers that dial in").
+ * cookie connects; the master proves the cookie first, as on every link
+ * (docs/wire-protocol.md, "Workers that dial in").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "common/safefile.h"
+#include "runtime/handshake.h"
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
 
-#define DIAL_PROOF_MS 3000 /* a worker speaks as soon as it connects */
+#define DIAL_PROOF_MS 3000 /* a worker answers as soon as it connects */
 
 static struct {
 	pthread_mutex_t lock;
@@ -177,72 +178,16 @@ dw_write_cookie_file(const char *path)
 
 /* ---- the master's side of a dial-in ---- */
 
-static int
-dial_read(int fd, void *buf, size_t n, uint64_t deadline)
-{
-	for (size_t done = 0; done < n;) {
-		uint64_t now = rt_now_ms();
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (now >= deadline)
-			return -2;
-		int r = poll(&p, 1, (int)(deadline - now));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0)
-			return -2;
-		ssize_t k = recv(fd, (char *)buf + done, n - done, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
 int
-dial_check_proof(int fd, uint64_t deadline, char *why, size_t whylen)
+dial_check_proof(int fd, int id, uint64_t deadline, struct hs_result *r,
+                 char *why, size_t whylen)
 {
-	unsigned char buf[WIRE_HDR + WIRE_HELLO_MAX];
-	struct wire_hdr h;
-	struct wire_hello a;
-	int r = dial_read(fd, buf, WIRE_HDR, deadline);
-	if (r < 0) {
-		snprintf(why, whylen,
-		         r == -2 ? "it said nothing in time"
-		                 : "it closed the connection "
-		                   "without a word");
-		return -1;
-	}
-	if (wire_parse_hdr(buf, WIRE_HELLO_MAX, &h, why, whylen) < 0)
-		return -1;
-	if (h.type != WIRE_HELLO_ACK) {
-		snprintf(why, whylen,
-		         "its first frame is type %u, not the "
-		         "worker's handshake",
-		         h.type);
-		return -1;
-	}
-	if (dial_read(fd, buf, h.payload, deadline) < 0) {
-		snprintf(why, whylen, "its handshake was cut short");
-		return -1;
-	}
-	if (wire_parse_hello(buf, h.payload, 1, &a, why, whylen) < 0)
-		return -1;
-	if (a.vmajor != WIRE_VERSION_MAJOR) {
-		snprintf(why, whylen,
-		         "it speaks protocol %u.%u, the master "
-		         "%u.%u",
-		         a.vmajor, a.vminor, WIRE_VERSION_MAJOR,
-		         WIRE_VERSION_MINOR);
-		return -1;
-	}
-	if (!wire_cookie_equal(a.cookie, a.cookie_len, rt.cookie,
-	                       strlen(rt.cookie))) {
-		snprintf(why, whylen, "wrong cookie");
-		return -1;
-	}
-	return 0;
+	struct hs_side me = {.cookie = rt.cookie,
+	                     .role = AUTH_MASTER,
+	                     .id = 1,
+	                     .give_id = (uint32_t)id,
+	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
+	return hs_prove(fd, &me, deadline, r, why, whylen) ? -1 : 0;
 }
 
 struct dial_launch {
@@ -285,12 +230,14 @@ dial_launch(void *self, int n, dw_launch *l)
 	uint64_t deadline = rt_now_ms() + (uint64_t)D->timeout_ms;
 	int joined = 0;
 	for (int i = 0; i < n;) {
-		char peer[128], why[200];
+		char peer[128], why[300];
+		struct hs_result hr;
 		int fd = dial_next(dial.fd, deadline, peer, sizeof peer);
 		if (fd < 0)
 			break;
 		uint64_t pd = rt_now_ms() + DIAL_PROOF_MS;
-		if (dial_check_proof(fd, pd < deadline ? pd : deadline, why,
+		if (dial_check_proof(fd, dw_launch_id(l, i),
+		                     pd < deadline ? pd : deadline, &hr, why,
 		                     sizeof why) < 0) {
 			rt_log("rejected a worker dialling in from %s: %s",
 			       peer, why);
@@ -305,7 +252,7 @@ dial_launch(void *self, int n, dw_launch *l)
 		                       .out_fd = -1,
 		                       .err_fd = -1};
 		snprintf(wc.host, sizeof wc.host, "%s", peer);
-		if (dw_launched(l, &wc) == DW_OK)
+		if (cl_launched(l, &wc, &hr) == DW_OK)
 			i++, joined++;
 	}
 	if (joined < n) {

@@ -113,11 +113,12 @@ int mp_split(char *buf, char **words, int max);
 /* ---- dial-in (dialin.c) ---- */
 
 /*
- * Master: checks a worker that dialled in.  It must speak first, with a
- * HELLO_ACK carrying the cookie, so that the master never hands its
- * cookie to a peer that has not shown it knows it.  Returns 0, or -1 with
- * the reason.
+ * Master: the handshake with a worker that dialled in, giving it id (the
+ * master proves first; the worker's proof follows).  Returns 0 with the
+ * worker's answer in r, or -1 with the reason.
  */
-int dial_check_proof(int fd, uint64_t deadline, char *why, size_t whylen);
+struct hs_result;
+int dial_check_proof(int fd, int id, uint64_t deadline, struct hs_result *r,
+                     char *why, size_t whylen);
 
 #endif
