@@ -486,17 +486,48 @@ cl_worker_lost(struct worker *w, const char *why)
 	pthread_mutex_unlock(&rt.lock);
 }
 
+/* The monitor's own clock: a tick that comes much later than the period
+ * (by CLOCK_MONOTONIC, or by the timer's count of expirations, which
+ * also covers a pause before the first tick) means this process did not
+ * run (stopped, VM paused).  Workers could not be heard meanwhile, so
+ * their silence is discounted by the time the monitor missed and they are
+ * probed again before anyone is judged. */
+static int
+cl_monitor_paused(uint64_t now, uint64_t ticks)
+{
+	static uint64_t last_tick;
+	uint64_t period = (uint64_t)rt.opts.heartbeat_ms;
+	uint64_t gap = last_tick ? now - last_tick : 0;
+	if (ticks * period > gap)
+		gap = ticks * period;
+	last_tick = now;
+	if (gap <= 2 * period)
+		return 0;
+	uint64_t credit = gap - period;
+	for (struct worker *w = rt.workers; w; w = w->next)
+		if (w->state == W_ACTIVE)
+			w->last_heard = w->last_heard + credit < now
+			                    ? w->last_heard + credit
+			                    : now;
+	rt_log("the heartbeat monitor did not run for %llu ms (process "
+	       "stopped?): probing the workers again before judging them",
+	       (unsigned long long)gap);
+	return 1;
+}
+
 void
-cl_heartbeat(void)
+cl_heartbeat(uint64_t ticks)
 {
 	uint64_t now = rt_now_ms();
 	struct worker *dead[64];
 	int nd = 0;
 	pthread_mutex_lock(&rt.lock);
+	int paused = cl_monitor_paused(now, ticks);
 	for (struct worker *w = rt.workers; w; w = w->next) {
 		if (w->state != W_ACTIVE)
 			continue;
-		if (now - w->last_heard >
+		if (!paused &&
+		    now - w->last_heard >
 		        (uint64_t)rt.opts.heartbeat_timeout_ms &&
 		    nd < 64)
 			dead[nd++] = w;

@@ -142,6 +142,47 @@ init_defaults(const dw_options *o)
 		rt.opts.clock_sync_ms = 10000;
 }
 
+/* DWORK_HEARTBEAT_MS and DWORK_HEARTBEAT_TIMEOUT_MS override the
+ * options, so a deployment can tune liveness without rebuilding. */
+static int
+init_env_ms(const char *name, int *out)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return DW_OK;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || !isdigit((unsigned char)s[0]) ||
+	    v < 10 || v > 3600000) {
+		rt_set_err(0,
+		           "%s='%s' is not valid: expected milliseconds from "
+		           "10 to 3600000",
+		           name, s);
+		return DW_EINVAL;
+	}
+	*out = (int)v;
+	return DW_OK;
+}
+
+static int
+init_heartbeat(void)
+{
+	int err = init_env_ms("DWORK_HEARTBEAT_MS", &rt.opts.heartbeat_ms);
+	if (err == DW_OK)
+		err = init_env_ms("DWORK_HEARTBEAT_TIMEOUT_MS",
+		                  &rt.opts.heartbeat_timeout_ms);
+	if (err == DW_OK &&
+	    rt.opts.heartbeat_timeout_ms <= rt.opts.heartbeat_ms) {
+		rt_set_err(0,
+		           "the heartbeat timeout (%d ms) must be longer than "
+		           "the heartbeat period (%d ms)",
+		           rt.opts.heartbeat_timeout_ms, rt.opts.heartbeat_ms);
+		err = DW_EINVAL;
+	}
+	return err;
+}
+
 static void
 init_atexit(void)
 {
@@ -205,7 +246,9 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	init_defaults(opts);
 	int procs = rt.opts.procs;
 	const char *mfile = NULL;
-	int err = init_procs(argc, argv, &procs);
+	int err = init_heartbeat();
+	if (err == DW_OK)
+		err = init_procs(argc, argv, &procs);
 	if (err == DW_OK)
 		err = init_machine_file(argc, argv, &mfile);
 	if (err != DW_OK) {

@@ -4,11 +4,14 @@
  * even while executors are busy.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -88,6 +91,49 @@ loop_add_fwd(struct fwd *f)
 	return epoll_ctl(rt.epfd, EPOLL_CTL_ADD, f->fd, &ev) == 0
 	           ? DW_OK
 	           : dw_err_from_errno(errno);
+}
+
+/* A descriptor kept in reserve: at EMFILE/ENFILE it is given up for a
+ * moment to accept the waiting connection and close it, so a
+ * level-triggered listener does not wake the loop forever. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static int spare_fd = -1, spare_logged;
+
+static void
+loop_spare_open(void)
+{
+	if (spare_fd < 0)
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+int
+loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl)
+{
+	int fd = accept4(lfd, sa, sl, SOCK_CLOEXEC);
+	if (fd >= 0 || (errno != EMFILE && errno != ENFILE)) {
+		if (fd >= 0)
+			__atomic_store_n(&spare_logged, 0, __ATOMIC_RELAXED);
+		return fd;
+	}
+	int e = errno;
+	pthread_mutex_lock(&spare_lock);
+	if (!spare_logged++)
+		rt_log("process %d is out of descriptors (%s): refusing "
+		       "connections until some are freed",
+		       rt.myid ? rt.myid : 1, strerror(e));
+	int refused = 0;
+	if (spare_fd >= 0) {
+		close(spare_fd);
+		spare_fd = -1;
+		int x = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (x >= 0)
+			close(x);
+		refused = x >= 0;
+		loop_spare_open();
+	}
+	pthread_mutex_unlock(&spare_lock);
+	errno = refused ? EAGAIN : e;
+	return refused ? -2 : -1;
 }
 
 /* Prints complete lines as "From worker N: ..." (partial lines wait). */
@@ -193,11 +239,11 @@ loop_conn_event(struct conn *c, uint32_t events)
 static void
 loop_timer(void)
 {
-	uint64_t n;
-	ssize_t r = read(rt.tfd, &n, sizeof n);
-	(void)r;
+	uint64_t n = 1;
+	if (read(rt.tfd, &n, sizeof n) != (ssize_t)sizeof n)
+		n = 1;
 	if (rt.role == RT_MASTER) {
-		cl_heartbeat();
+		cl_heartbeat(n);
 		rtr_sync_tick();
 	} else {
 		peer_tick();
@@ -228,6 +274,7 @@ loop_main(void *arg)
 {
 	(void)arg;
 	struct epoll_event evs[64];
+	prctl(PR_SET_NAME, "dwork-io"); /* found in /proc by tools, tests */
 	rtr_thread_start("dwork I/O", DWT_STATE_IDLE);
 	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
 		int n = epoll_wait(rt.epfd, evs, 64, -1);
@@ -262,6 +309,9 @@ loop_start(void)
 	rt.epfd = epoll_create1(EPOLL_CLOEXEC);
 	rt.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	pthread_mutex_lock(&spare_lock);
+	loop_spare_open();
+	pthread_mutex_unlock(&spare_lock);
 	if (rt.epfd < 0 || rt.evfd < 0 || rt.tfd < 0)
 		return dw_err_from_errno(errno);
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ev_tag};
@@ -286,8 +336,8 @@ loop_stop(void)
 		pthread_join(rt.io, NULL);
 		rt.io_running = 0;
 	}
-	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd};
-	for (int i = 0; i < 3; i++) {
+	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
+	for (int i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;

@@ -439,11 +439,34 @@ peer_start(int lfd)
 		       strerror(errno));
 }
 
+/* No descriptor left even for refusing: stop listening until the next
+ * tick rather than wake for the same connection forever. */
+static int lst_paused;
+
+static void
+peer_backoff(void)
+{
+	if (epoll_ctl(rt.epfd, EPOLL_CTL_DEL, lst.fd, NULL) == 0)
+		lst_paused = 1;
+}
+
+static void
+peer_resume(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &lst};
+	if (lst_paused && epoll_ctl(rt.epfd, EPOLL_CTL_ADD, lst.fd, &ev) == 0)
+		lst_paused = 0;
+}
+
 void
 peer_accept(void)
 {
 	for (;;) {
-		int fd = accept4(lst.fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = loop_accept(lst.fd, NULL, NULL);
+		if (fd == -2)
+			continue; /* refused: out of descriptors */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+			peer_backoff();
 		if (fd < 0)
 			return;
 		int one = 1;
@@ -567,6 +590,7 @@ peer_conn_lost(struct conn *c, const char *why)
 void
 peer_tick(void)
 {
+	peer_resume();
 	uint64_t now = rt_now_ms();
 	struct conn *late[16], *dead[16];
 	int nl = 0, nd = 0;

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <dwork/dwork.h>
@@ -124,6 +125,11 @@ int loop_add_fwd(struct fwd *f);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
+/* accept4 with SOCK_CLOEXEC that survives descriptor exhaustion: at
+ * EMFILE/ENFILE the waiting connection is accepted on a reserved
+ * descriptor and closed (-2, logged once per episode); -1 with errno
+ * otherwise (EMFILE only when no descriptor could be reserved: back off). */
+int loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl);
 
 /* cluster.c */
 struct worker *cl_find(int id);             /* lock held */
@@ -137,7 +143,9 @@ int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
-void cl_heartbeat(void);
+/* One heartbeat round; ticks is the timer's count of expirations since
+ * the last round (1 unless this process did not run). */
+void cl_heartbeat(uint64_t ticks);
 void cl_shutdown(void);
 /* Records why a launch failed, unless a reason is already there. */
 void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
