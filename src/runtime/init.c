@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,6 +184,19 @@ init_heartbeat(void)
 	return err;
 }
 
+/* Each local worker costs the master four descriptors (its link, stdin,
+ * stdout, stderr): the soft limit goes up to the hard one so that
+ * thousands of workers fit. */
+static void
+init_raise_nofile(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
 static void
 init_atexit(void)
 {
@@ -256,6 +270,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		return err;
 	}
 	init_cookie();
+	init_raise_nofile();
 	if ((err = rtr_master_init(&rt.opts)) != DW_OK)
 		return err;
 	rt.role = RT_MASTER;

@@ -173,12 +173,58 @@ fwd_readable(struct fwd *f)
 		fwd_lines(f, 0);
 		return;
 	}
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+	if (r < 0 && errno == EINTR)
+		return;
+	if (r < 0 && errno == EAGAIN && !f->closing)
 		return;
 	fwd_lines(f, 1);
 	epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
 	close(f->fd);
 	f->fd = -1;
+}
+
+/* Memory an event of the current epoll batch may still point at: freed
+ * once the batch is handled (I/O thread only). */
+static void **later;
+static size_t nlater, maxlater;
+
+static void
+loop_free_later(void *p)
+{
+	if (nlater == maxlater) {
+		size_t m = maxlater ? maxlater * 2 : 16;
+		void **b = realloc(later, m * sizeof *b);
+		if (!b) {
+			free(p); /* leaked rather than risked: cannot happen */
+			return;
+		}
+		later = b, maxlater = m;
+	}
+	later[nlater++] = p;
+}
+
+static void
+loop_free_batch(void)
+{
+	for (size_t i = 0; i < nlater; i++)
+		free(later[i]);
+	nlater = 0;
+}
+
+void
+loop_fwd_close(struct fwd *f)
+{
+	if (!f)
+		return;
+	f->closing = 1; /* what is not there now is never read */
+	for (int i = 0; f->fd >= 0 && i < 64; i++) /* its last lines */
+		fwd_readable(f);
+	if (f->fd >= 0) {
+		fwd_lines(f, 1);
+		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
+		close(f->fd);
+	}
+	loop_free_later(f);
 }
 
 /* A connection ended (EOF, error, malformed frame): a worker's master
@@ -202,12 +248,11 @@ loop_conn_lost(struct conn *c, const char *why)
 		pthread_mutex_unlock(&rt.lock);
 		return;
 	}
-	pthread_mutex_lock(&rt.lock);
-	struct worker *w = cl_find(c->peer);
-	pthread_mutex_unlock(&rt.lock);
-	if (w)
+	struct worker *w = cl_pin(c->peer);
+	if (w) {
 		cl_worker_lost(w, why);
-	else
+		cl_unpin(w);
+	} else
 		loop_run((void (*)(void *))conn_close, c);
 }
 
@@ -282,6 +327,7 @@ loop_main(void *arg)
 		for (int i = 0; i < n; i++)
 			loop_event(&evs[i]);
 		loop_commands();
+		loop_free_batch();
 		rtr_pop();
 	}
 	rtr_pop();
@@ -336,6 +382,10 @@ loop_stop(void)
 		pthread_join(rt.io, NULL);
 		rt.io_running = 0;
 	}
+	loop_free_batch();
+	free(later);
+	later = NULL;
+	maxlater = 0;
 	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
 	for (int i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)

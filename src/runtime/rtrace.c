@@ -595,15 +595,22 @@ rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
 		rt_log("cannot write %s: %s", path, strerror(errno));
 }
 
+static void rtr_file_op(struct worker *w, const unsigned char *p, size_t len);
+
 void
 rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p, size_t len)
 {
 	(void)ref;
-	pthread_mutex_lock(&rt.lock);
-	struct worker *w = cl_find(c->peer);
-	pthread_mutex_unlock(&rt.lock);
-	if (!w || len < 1 || !tr_dir[0])
-		return;
+	struct worker *w = cl_pin(c->peer);
+	if (w && len >= 1 && tr_dir[0])
+		rtr_file_op(w, p, len);
+	if (w)
+		cl_unpin(w);
+}
+
+static void
+rtr_file_op(struct worker *w, const unsigned char *p, size_t len)
+{
 	if (p[0] == FILE_BEGIN) {
 		rtr_file_begin(w, p, len);
 	} else if (p[0] == FILE_DATA && w->gather_fd >= 0) {
