@@ -143,6 +143,8 @@ cl_unlink(struct worker *w)
 	loop_fwd_close(w->err);
 	w->out = w->err = NULL;
 	pthread_mutex_lock(&rt.lock);
+	w->finalized = 1; /* rmprocs returns only once all of it is gone */
+	pthread_cond_broadcast(&rt.cv);
 	*(w->prev ? &w->prev->next : &rt.workers) = w->next;
 	if (w->next)
 		w->next->prev = w->prev;
@@ -604,10 +606,6 @@ cl_worker_lost(struct worker *w, const char *why)
 		w->mgr.kill(w->mgr.self, &w->wc);
 	if (w->mgr.manage)
 		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_FINALIZE);
-	pthread_mutex_lock(&rt.lock);
-	w->finalized = 1; /* rmprocs returns only once the process is gone */
-	pthread_cond_broadcast(&rt.cv);
-	pthread_mutex_unlock(&rt.lock);
 	cl_unlink(w);
 }
 
