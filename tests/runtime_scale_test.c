@@ -26,6 +26,14 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+static double
+cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 static int
 count_fds(void)
 {
@@ -107,15 +115,17 @@ test_join(int n)
 	REQUIRE(got == n);
 	CHECK(children_in_proc() == n);
 	CHECK(dw_everywhere("echo", "x", 1) == DW_OK);
-	double t2 = now_ms();
+	printf("scale: %d workers joined and served; finalizing\n", n);
+	fflush(stdout);
+	double t2 = now_ms(), c2 = cpu_ms();
 	CHECK(dw_finalize() == DW_OK);
-	double t3 = now_ms();
+	double t3 = now_ms(), c3 = cpu_ms();
 	int left = children_in_proc();
 	CHECK(left == 0);
 	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
 	printf("scale: %d workers: join %.0f ms, everywhere %.0f ms, "
-	       "finalize %.0f ms, %d children left\n",
-	       n, t1 - t0, t2 - t1, t3 - t2, left);
+	       "finalize %.0f ms (master CPU %.0f ms), %d children left\n",
+	       n, t1 - t0, t2 - t1, t3 - t2, c3 - c2, left);
 	free(ids);
 }
 

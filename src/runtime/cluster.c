@@ -633,7 +633,8 @@ cl_monitor_paused(uint64_t now, uint64_t ticks)
 			                    ? w->last_heard + credit
 			                    : now;
 	rt_log("the heartbeat monitor did not run for %llu ms (process "
-	       "stopped?): probing the workers again before judging them",
+	       "stopped or busy?): probing the workers again before judging "
+	       "them",
 	       (unsigned long long)gap);
 	return 1;
 }
@@ -725,26 +726,36 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 	rtr_user_thread();
 	rtr_push(DWT_STATE_OVERHEAD);
 	cl_leave_sync(ids, n);
+	/* all leaving before the first goes: the others are not told of
+	 * each one's end (n removals would cost n * n messages) */
+	struct worker **lw = calloc((size_t)n, sizeof *lw);
+	if (!lw) {
+		rtr_pop();
+		return rt_set_err(0, "out of memory"), DW_ENOMEM;
+	}
+	pthread_mutex_lock(&rt.lock);
 	for (int i = 0; i < n; i++) {
-		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(ids[i]);
-		int ok = w && w->state == W_ACTIVE;
-		if (ok) {
+		if (w && w->state == W_ACTIVE) {
 			w->state = W_LEAVING;
 			w->pins++;
+			lw[i] = w;
+		} else if (!w && (ids[i] <= 1 || ids[i] >= rt.next_id)) {
+			err = DW_ENOTFOUND;
 		}
-		pthread_mutex_unlock(&rt.lock);
-		if (!ok) {
-			if (!w && (ids[i] <= 1 || ids[i] >= rt.next_id))
-				err = DW_ENOTFOUND;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	for (int i = 0; i < n; i++) {
+		struct worker *w = lw[i];
+		if (!w)
 			continue;
-		}
 		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc,
 			              DW_MANAGE_DEREGISTER);
 		conn_send_msg(w->conn, WIRE_EXIT, 0, NULL, 0, NULL, 0);
 		cl_unpin(w);
 	}
+	free(lw);
 	cl_wait_gone(ids, n, timeout_ms);
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&rt.lock);

@@ -641,7 +641,11 @@ peer_gone(int pid)
 		peer_tell_gone(pid);
 	} else {
 		pthread_mutex_lock(&pr_lock);
-		struct peer *p = peer_get(pid);
+		/* only a peer we knew: news of every worker that ever left
+		 * must not grow the list of a long-lived worker */
+		struct peer *p = peers;
+		while (p && p->id != pid)
+			p = p->next;
 		struct conn *c = NULL;
 		if (p && p->state != P_GONE) {
 			c = p->c;
