@@ -104,6 +104,13 @@ report(const char *what, int n, double ms, double floor)
 		printf("bench: %s = missing\n", name);
 	else
 		bu_report(name, ms, "ms", floor);
+	/* the targets for 1024 workers */
+	double target = n != 1024                          ? 0
+	                : !strcmp(what, "finalize")        ? 2000
+	                : !strcmp(what, "everywhere_noop") ? 200
+	                                                   : 0;
+	if (target > 0)
+		printf("bench: %s.target = %.2f ms\n", name, target);
 }
 
 /* One size, in a child master: prints its figures. */
