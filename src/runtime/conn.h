@@ -59,8 +59,10 @@ struct conn {
 
 /* A connection on a connected non-blocking socket fd (owned). */
 struct conn *conn_new(int fd, int peer);
-/* Closes the socket and frees queued frames; the struct stays valid for
- * senders racing with it (they get DW_ECLOSED) until conn_free. */
+/* Closes the socket and frees queued frames, the read buffer and a
+ * half-read frame (at once, or when the thread reading lets go); the
+ * struct stays valid for senders racing with it (they get DW_ECLOSED)
+ * until conn_free. */
 void conn_close(struct conn *c);
 void conn_free(struct conn *c);
 
