@@ -525,15 +525,20 @@ rtr_sync_tick(void)
 	if (now - tr_last_sync < (uint64_t)rt.opts.clock_sync_ms)
 		return;
 	tr_last_sync = now;
-	struct worker *ws[256];
-	int n = 0;
+	/* every worker, however many (the I/O thread frees lost workers,
+	 * so the pointers hold while it runs this) */
+	size_t n = 0, max = 0;
 	pthread_mutex_lock(&rt.lock);
-	for (struct worker *w = rt.workers; w && n < 256; w = w->next)
+	for (struct worker *w = rt.workers; w; w = w->next)
+		max += w->state == W_ACTIVE;
+	struct worker **ws = max ? malloc(max * sizeof *ws) : NULL;
+	for (struct worker *w = rt.workers; ws && w; w = w->next)
 		if (w->state == W_ACTIVE)
 			ws[n++] = w;
 	pthread_mutex_unlock(&rt.lock);
-	for (int i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		rtr_sync_start(ws[i], 4);
+	free(ws);
 }
 
 void
