@@ -1,11 +1,11 @@
 # Convenience front end to CMake.  Everything real lives in CMakeLists.txt.
 #
 #   make [build]   configure (if needed) and build into $(BUILD_DIR)
-#   make check     build, then run the test suite
+#   make check     build, then run the test suite (the `slow` ones last)
 #   make demo      build, then run the demo (Mandelbrot on 4 traced workers)
 #   make bench     build, then run every benchmark (build/bench/bench_*)
 #   make install   install into $(PREFIX) (DESTDIR honoured)
-#   make asan      build and test under ASan+UBSan in $(ASAN_DIR)
+#   make asan      build and test under ASan+UBSan in $(ASAN_DIR), no `slow`
 #   make fuzz      build with clang and run each fuzzer for FUZZ_SECONDS
 #   make format    clang-format every .c/.h
 #   make clean     remove the build directories
@@ -39,8 +39,11 @@ build:
 	@$(call configure,$(BUILD_DIR),$(CI_FLAGS))
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
+# The `slow` tests (thousands of workers, 10,000 cycles) run after the
+# others, one at a time: each wants the whole machine.
 check: build
-	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2 -LE slow
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -L slow
 
 # The demo: examples/mandelbrot.c with 4 local workers, every process
 # traced, the trace merged at the end, then drawn as an HTML timeline
@@ -64,7 +67,7 @@ install: build
 asan:
 	@$(call configure,$(ASAN_DIR),-DDW_SANITIZE=ON -DDW_WERROR=ON)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
-	UBSAN_OPTIONS=print_stacktrace=1 $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j2
+	UBSAN_OPTIONS=print_stacktrace=1 $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure -j2 -LE slow
 
 # Each fuzzer runs on a scratch copy of tests/fuzz/corpus/NAME so the
 # corpus in the repository only changes on purpose.

@@ -34,13 +34,129 @@ struct dw_launch {
 	char why[512];
 };
 
+/* Workers by id (rt.lock): a chained hash that grows with the number of
+ * workers, so that a lookup per frame costs the same for 4 or 4096. */
+static struct worker **wt_b;
+static size_t wt_nb, wt_n;
+
+static size_t
+cl_slot(int id, size_t nb)
+{
+	return ((uint32_t)id * 2654435761u) & (nb - 1);
+}
+
+static int
+cl_tab_grow(void)
+{
+	size_t nb = wt_nb ? wt_nb * 2 : 64;
+	struct worker **b = calloc(nb, sizeof *b);
+	if (!b)
+		return DW_ENOMEM;
+	for (size_t i = 0; i < wt_nb; i++)
+		for (struct worker *w = wt_b[i], *nx; w; w = nx) {
+			nx = w->hnext;
+			size_t k = cl_slot(w->id, nb);
+			w->hnext = b[k];
+			b[k] = w;
+		}
+	free(wt_b);
+	wt_b = b;
+	wt_nb = nb;
+	return DW_OK;
+}
+
+static int
+cl_tab_add(struct worker *w)
+{
+	if (wt_n >= wt_nb && cl_tab_grow() != DW_OK)
+		return DW_ENOMEM;
+	size_t k = cl_slot(w->id, wt_nb);
+	w->hnext = wt_b[k];
+	wt_b[k] = w;
+	wt_n++;
+	return DW_OK;
+}
+
+static void
+cl_tab_del(struct worker *w)
+{
+	for (struct worker **pp = wt_nb ? &wt_b[cl_slot(w->id, wt_nb)] : NULL;
+	     pp && *pp; pp = &(*pp)->hnext)
+		if (*pp == w) {
+			*pp = w->hnext;
+			wt_n--;
+			return;
+		}
+}
+
 struct worker *
 cl_find(int id)
 {
-	for (struct worker *w = rt.workers; w; w = w->next)
-		if (w->id == id)
-			return w;
-	return NULL;
+	struct worker *w = wt_nb ? wt_b[cl_slot(id, wt_nb)] : NULL;
+	while (w && w->id != id)
+		w = w->hnext;
+	return w;
+}
+
+struct worker *
+cl_pin(int id)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(id);
+	if (w)
+		w->pins++;
+	pthread_mutex_unlock(&rt.lock);
+	return w;
+}
+
+/* Links of lost workers: futures may still name them, so the struct
+ * stays (closed, its buffers freed) until the runtime stops. */
+static struct conn **dead_conns;
+static size_t ndead, maxdead;
+
+/* rt.lock held */
+static void
+cl_free_worker(struct worker *w)
+{
+	if (ndead == maxdead) {
+		size_t m = maxdead ? maxdead * 2 : 64;
+		struct conn **b = realloc(dead_conns, m * sizeof *b);
+		if (b)
+			dead_conns = b, maxdead = m;
+	}
+	if (ndead < maxdead)
+		dead_conns[ndead++] = w->conn;
+	free(w);
+}
+
+void
+cl_unpin(struct worker *w)
+{
+	pthread_mutex_lock(&rt.lock);
+	if (--w->pins == 0 && w->unlinked)
+		cl_free_worker(w);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* I/O thread, once a lost worker is finalized: out of the list and the
+ * table, its output closed; freed now or by the last cl_unpin. */
+static void
+cl_unlink(struct worker *w)
+{
+	loop_fwd_close(w->out);
+	loop_fwd_close(w->err);
+	w->out = w->err = NULL;
+	pthread_mutex_lock(&rt.lock);
+	w->finalized = 1; /* rmprocs returns only once all of it is gone */
+	pthread_cond_broadcast(&rt.cv);
+	*(w->prev ? &w->prev->next : &rt.workers) = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	cl_tab_del(w);
+	w->unlinked = 1;
+	if (w->pins == 0)
+		cl_free_worker(w);
+	pthread_mutex_unlock(&rt.lock);
 }
 
 struct conn *
@@ -306,8 +422,17 @@ cl_register(dw_launch *l, dw_worker_config *wc, int fd, struct ssl_st *ssl,
 	w->out = cl_fwd(wc->out_fd, wc->id, 0);
 	w->err = cl_fwd(wc->err_fd, wc->id, 1);
 	pthread_mutex_lock(&rt.lock);
+	if (cl_tab_add(w) != DW_OK) {
+		pthread_mutex_unlock(&rt.lock);
+		conn_free(c);
+		free(w);
+		return DW_ENOMEM;
+	}
 	w->next = rt.workers;
+	if (w->next)
+		w->next->prev = w;
 	rt.workers = w;
+	w->pins = 1; /* until its clock is measured below */
 	pthread_mutex_unlock(&rt.lock);
 	loop_add_conn(c);
 	if (w->mgr.manage)
@@ -320,6 +445,7 @@ cl_register(dw_launch *l, dw_worker_config *wc, int fd, struct ssl_st *ssl,
 		rtr_sync_start(w, 16); /* its clock, measured as it joins */
 		rtr_sync_wait(w, 1000);
 	}
+	cl_unpin(w);
 	return DW_OK;
 }
 
@@ -474,23 +600,52 @@ cl_worker_lost(struct worker *w, const char *why)
 		w->mgr.kill(w->mgr.self, &w->wc);
 	if (w->mgr.manage)
 		w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_FINALIZE);
-	pthread_mutex_lock(&rt.lock);
-	w->finalized = 1; /* rmprocs returns only once the process is gone */
-	pthread_cond_broadcast(&rt.cv);
-	pthread_mutex_unlock(&rt.lock);
+	cl_unlink(w);
+}
+
+/* The monitor's own clock: a tick that comes much later than the period
+ * (by CLOCK_MONOTONIC, or by the timer's count of expirations, which
+ * also covers a pause before the first tick) means this process did not
+ * run (stopped, VM paused).  Workers could not be heard meanwhile, so
+ * their silence is discounted by the time the monitor missed and they are
+ * probed again before anyone is judged. */
+static int
+cl_monitor_paused(uint64_t now, uint64_t ticks)
+{
+	static uint64_t last_tick;
+	uint64_t period = (uint64_t)rt.opts.heartbeat_ms;
+	uint64_t gap = last_tick ? now - last_tick : 0;
+	if (ticks * period > gap)
+		gap = ticks * period;
+	last_tick = now;
+	if (gap <= 2 * period)
+		return 0;
+	uint64_t credit = gap - period;
+	for (struct worker *w = rt.workers; w; w = w->next)
+		if (w->state == W_ACTIVE)
+			w->last_heard = w->last_heard + credit < now
+			                    ? w->last_heard + credit
+			                    : now;
+	rt_log("the heartbeat monitor did not run for %llu ms (process "
+	       "stopped or busy?): probing the workers again before judging "
+	       "them",
+	       (unsigned long long)gap);
+	return 1;
 }
 
 void
-cl_heartbeat(void)
+cl_heartbeat(uint64_t ticks)
 {
 	uint64_t now = rt_now_ms();
 	struct worker *dead[64];
 	int nd = 0;
 	pthread_mutex_lock(&rt.lock);
+	int paused = cl_monitor_paused(now, ticks);
 	for (struct worker *w = rt.workers; w; w = w->next) {
 		if (w->state != W_ACTIVE)
 			continue;
-		if (now - w->last_heard >
+		if (!paused &&
+		    now - w->last_heard >
 		        (uint64_t)rt.opts.heartbeat_timeout_ms &&
 		    nd < 64)
 			dead[nd++] = w;
@@ -507,11 +662,13 @@ cl_heartbeat(void)
 	}
 }
 
+/* Whether ids[*from..n) are all gone; *from only moves forward past
+ * those that are, so waiting for n workers costs O(n + wake-ups). */
 static int
-cl_all_gone(const int *ids, int n)
+cl_all_gone(const int *ids, int n, int *from)
 {
-	for (int i = 0; i < n; i++) {
-		struct worker *w = cl_find(ids[i]);
+	for (; *from < n; (*from)++) {
+		struct worker *w = cl_find(ids[*from]);
 		if (w && (w->state != W_GONE || !w->finalized))
 			return 0;
 	}
@@ -527,8 +684,9 @@ cl_wait_gone(const int *ids, int n, int timeout_ms)
 	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
 	if (dl.tv_nsec >= 1000000000L)
 		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	int from = 0;
 	pthread_mutex_lock(&rt.lock);
-	while (!cl_all_gone(ids, n))
+	while (!cl_all_gone(ids, n, &from))
 		if (rt_cond_wait(&rt.cv, &rt.lock, &dl,
 		                 DWT_STATE_SYNCHRONIZATION) != 0)
 			break;
@@ -543,14 +701,14 @@ cl_leave_sync(const int *ids, int n)
 		return;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < n; i++) {
-			pthread_mutex_lock(&rt.lock);
-			struct worker *w = cl_find(ids[i]);
+			struct worker *w = cl_pin(ids[i]);
 			int ok = w && w->state == W_ACTIVE;
-			pthread_mutex_unlock(&rt.lock);
 			if (ok && pass == 0)
 				rtr_sync_start(w, 16);
 			else if (ok)
 				rtr_sync_wait(w, 1000);
+			if (w)
+				cl_unpin(w);
 		}
 }
 
@@ -562,33 +720,48 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 		timeout_ms = 10000;
 	RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
 	cl_leave_sync(ids, n);
+	/* all leaving before the first goes: the others are not told of
+	 * each one's end (n removals would cost n * n messages) */
+	struct worker **lw = calloc((size_t)n, sizeof *lw);
+	if (!lw)
+		return rt_set_err(0, "out of memory"), DW_ENOMEM;
+	pthread_mutex_lock(&rt.lock);
 	for (int i = 0; i < n; i++) {
-		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(ids[i]);
-		int ok = w && w->state == W_ACTIVE;
-		if (ok)
+		if (w && w->state == W_ACTIVE) {
 			w->state = W_LEAVING;
-		pthread_mutex_unlock(&rt.lock);
-		if (!ok) {
-			if (!w)
-				err = DW_ENOTFOUND;
-			continue;
+			w->pins++;
+			lw[i] = w;
+		} else if (!w && (ids[i] <= 1 || ids[i] >= rt.next_id)) {
+			err = DW_ENOTFOUND;
 		}
+	}
+	pthread_mutex_unlock(&rt.lock);
+	for (int i = 0; i < n; i++) {
+		struct worker *w = lw[i];
+		if (!w)
+			continue;
 		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc,
 			              DW_MANAGE_DEREGISTER);
 		conn_send_msg(w->conn, WIRE_EXIT, 0, NULL, 0, NULL, 0);
+		cl_unpin(w);
 	}
+	free(lw);
 	cl_wait_gone(ids, n, timeout_ms);
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&rt.lock);
 		struct worker *w = cl_find(ids[i]);
 		int late = w && w->state == W_LEAVING;
-		if (late)
+		if (late) {
 			w->state = W_ACTIVE; /* so that it gets killed */
+			w->pins++;
+		}
 		pthread_mutex_unlock(&rt.lock);
-		if (late)
+		if (late) {
 			cl_worker_lost(w, "did not exit when removed");
+			cl_unpin(w);
+		}
 	}
 	if (err != DW_OK)
 		rt_set_err(0, "some ids were not workers");
@@ -600,14 +773,14 @@ dw_interrupt(const int *ids, int n)
 {
 	int err = DW_OK;
 	for (int i = 0; i < n; i++) {
-		pthread_mutex_lock(&rt.lock);
-		struct worker *w = cl_find(ids[i]);
+		struct worker *w = cl_pin(ids[i]);
 		int ok = w && w->state == W_ACTIVE;
-		pthread_mutex_unlock(&rt.lock);
 		if (!ok)
 			err = DW_ENOTFOUND;
 		else if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
+		if (w)
+			cl_unpin(w);
 	}
 	return err;
 }
@@ -616,18 +789,27 @@ dw_interrupt(const int *ids, int n)
 void
 cl_shutdown(void)
 {
-	int ids[1024];
-	int n = cl_list(ids, 1024, 0);
-	if (n > 1024)
-		n = 1024;
-	if (n)
+	int n = cl_list(NULL, 0, 0);
+	int *ids = n ? malloc(sizeof *ids * (size_t)n) : NULL;
+	if (ids)
+		n = cl_list(ids, n, 0); /* none joins meanwhile: master only */
+	if (ids && n)
 		dw_rmprocs(ids, n, 5000);
+	free(ids);
 	loop_stop();
 	call_fail_all();
 	work_shutdown(); /* channels, the master's executors */
 	pthread_mutex_lock(&rt.lock);
 	struct worker *w = rt.workers, *nx;
 	rt.workers = NULL;
+	free(wt_b);
+	wt_b = NULL;
+	wt_nb = wt_n = 0;
+	for (size_t i = 0; i < ndead; i++)
+		conn_free(dead_conns[i]);
+	free(dead_conns);
+	dead_conns = NULL;
+	ndead = maxdead = 0;
 	pthread_mutex_unlock(&rt.lock);
 	for (; w; w = nx) {
 		nx = w->next;

@@ -53,6 +53,18 @@ frame_free(struct frame *f)
 	free(f);
 }
 
+/* The read side's memory, at once when the link ends (wlock held, nobody
+ * reading): a half-read large frame can be hundreds of megabytes. */
+static void
+conn_free_rbufs(struct conn *c)
+{
+	free(c->pay);
+	free(c->rbuf);
+	c->pay = c->rbuf = NULL;
+	c->in_big = 0;
+	c->rpos = c->rlen = c->pgot = 0;
+}
+
 void
 conn_close(struct conn *c)
 {
@@ -69,6 +81,8 @@ conn_close(struct conn *c)
 			c->fd = -1;
 		}
 	}
+	if (!c->reader)
+		conn_free_rbufs(c);
 	struct frame *f = c->wq, *n;
 	for (; f; f = n) {
 		n = f->next;
@@ -85,8 +99,7 @@ conn_free(struct conn *c)
 	if (!c)
 		return;
 	conn_close(c);
-	free(c->pay);
-	free(c->rbuf);
+	conn_free_rbufs(c);
 	if (c->ssl)
 		tls_free(c->ssl);
 	pthread_mutex_destroy(&c->wlock);
@@ -266,6 +279,8 @@ conn_drop_reader(struct conn *c)
 		close(c->fd);
 		c->fd = -1;
 	}
+	if (c->closed)
+		conn_free_rbufs(c);
 	conn_rearm(c);
 	pthread_mutex_unlock(&c->wlock);
 }

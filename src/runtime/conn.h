@@ -69,8 +69,10 @@ extern uint32_t conn_max_payload;
  * be NULL) the link runs under TLS and fd must be non-blocking. */
 struct conn *conn_new(int fd, int peer);
 struct conn *conn_new_tls(int fd, int peer, struct ssl_st *ssl);
-/* Closes the socket and frees queued frames; the struct stays valid for
- * senders racing with it (they get DW_ECLOSED) until conn_free. */
+/* Closes the socket and frees queued frames, the read buffer and a
+ * half-read frame (at once, or when the thread reading lets go); the
+ * struct stays valid for senders racing with it (they get DW_ECLOSED)
+ * until conn_free. */
 void conn_close(struct conn *c);
 void conn_free(struct conn *c);
 

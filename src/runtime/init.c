@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +212,60 @@ init_tls(void)
 	return DW_OK;
 }
 
+/* DWORK_HEARTBEAT_MS and DWORK_HEARTBEAT_TIMEOUT_MS override the
+ * options, so a deployment can tune liveness without rebuilding. */
+static int
+init_env_ms(const char *name, int *out)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return DW_OK;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || !isdigit((unsigned char)s[0]) ||
+	    v < 10 || v > 3600000) {
+		rt_set_err(0,
+		           "%s='%s' is not valid: expected milliseconds from "
+		           "10 to 3600000",
+		           name, s);
+		return DW_EINVAL;
+	}
+	*out = (int)v;
+	return DW_OK;
+}
+
+static int
+init_heartbeat(void)
+{
+	int err = init_env_ms("DWORK_HEARTBEAT_MS", &rt.opts.heartbeat_ms);
+	if (err == DW_OK)
+		err = init_env_ms("DWORK_HEARTBEAT_TIMEOUT_MS",
+		                  &rt.opts.heartbeat_timeout_ms);
+	if (err == DW_OK &&
+	    rt.opts.heartbeat_timeout_ms <= rt.opts.heartbeat_ms) {
+		rt_set_err(0,
+		           "the heartbeat timeout (%d ms) must be longer than "
+		           "the heartbeat period (%d ms)",
+		           rt.opts.heartbeat_timeout_ms, rt.opts.heartbeat_ms);
+		err = DW_EINVAL;
+	}
+	return err;
+}
+
+/* Each local worker costs the master four descriptors (its link, stdin,
+ * stdout, stderr): the soft limit goes up to the hard one so that
+ * thousands of workers fit. */
+static void
+init_raise_nofile(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
 static void
 init_atexit(void)
 {
@@ -276,6 +331,8 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	const char *mfile = NULL;
 	int err = init_tls();
 	if (err == DW_OK)
+		err = init_heartbeat();
+	if (err == DW_OK)
 		err = init_procs(argc, argv, &procs);
 	if (err == DW_OK)
 		err = init_machine_file(argc, argv, &mfile);
@@ -286,6 +343,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		return err;
 	}
 	init_cookie();
+	init_raise_nofile();
 	if ((err = rtr_master_init(&rt.opts)) != DW_OK)
 		return err;
 	rt.role = RT_MASTER;

@@ -4,11 +4,14 @@
  * even while executors are busy.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -90,6 +93,49 @@ loop_add_fwd(struct fwd *f)
 	           : dw_err_from_errno(errno);
 }
 
+/* A descriptor kept in reserve: at EMFILE/ENFILE it is given up for a
+ * moment to accept the waiting connection and close it, so a
+ * level-triggered listener does not wake the loop forever. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static int spare_fd = -1, spare_logged;
+
+static void
+loop_spare_open(void)
+{
+	if (spare_fd < 0)
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+int
+loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl)
+{
+	int fd = accept4(lfd, sa, sl, SOCK_CLOEXEC);
+	if (fd >= 0 || (errno != EMFILE && errno != ENFILE)) {
+		if (fd >= 0)
+			__atomic_store_n(&spare_logged, 0, __ATOMIC_RELAXED);
+		return fd;
+	}
+	int e = errno;
+	pthread_mutex_lock(&spare_lock);
+	if (!spare_logged++)
+		rt_log("process %d is out of descriptors (%s): refusing "
+		       "connections until some are freed",
+		       rt.myid ? rt.myid : 1, strerror(e));
+	int refused = 0;
+	if (spare_fd >= 0) {
+		close(spare_fd);
+		spare_fd = -1;
+		int x = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (x >= 0)
+			close(x);
+		refused = x >= 0;
+		loop_spare_open();
+	}
+	pthread_mutex_unlock(&spare_lock);
+	errno = refused ? EAGAIN : e;
+	return refused ? -2 : -1;
+}
+
 /* Prints complete lines as "From worker N: ..." (partial lines wait). */
 static void
 fwd_lines(struct fwd *f, int flush)
@@ -127,12 +173,58 @@ fwd_readable(struct fwd *f)
 		fwd_lines(f, 0);
 		return;
 	}
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+	if (r < 0 && errno == EINTR)
+		return;
+	if (r < 0 && errno == EAGAIN && !f->closing)
 		return;
 	fwd_lines(f, 1);
 	epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
 	close(f->fd);
 	f->fd = -1;
+}
+
+/* Memory an event of the current epoll batch may still point at: freed
+ * once the batch is handled (I/O thread only). */
+static void **later;
+static size_t nlater, maxlater;
+
+static void
+loop_free_later(void *p)
+{
+	if (nlater == maxlater) {
+		size_t m = maxlater ? maxlater * 2 : 16;
+		void **b = realloc(later, m * sizeof *b);
+		if (!b) {
+			free(p); /* leaked rather than risked: cannot happen */
+			return;
+		}
+		later = b, maxlater = m;
+	}
+	later[nlater++] = p;
+}
+
+static void
+loop_free_batch(void)
+{
+	for (size_t i = 0; i < nlater; i++)
+		free(later[i]);
+	nlater = 0;
+}
+
+void
+loop_fwd_close(struct fwd *f)
+{
+	if (!f)
+		return;
+	f->closing = 1; /* what is not there now is never read */
+	for (int i = 0; f->fd >= 0 && i < 64; i++) /* its last lines */
+		fwd_readable(f);
+	if (f->fd >= 0) {
+		fwd_lines(f, 1);
+		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
+		close(f->fd);
+	}
+	loop_free_later(f);
 }
 
 /* A connection ended (EOF, error, malformed frame): a worker's master
@@ -156,12 +248,11 @@ loop_conn_lost(struct conn *c, const char *why)
 		pthread_mutex_unlock(&rt.lock);
 		return;
 	}
-	pthread_mutex_lock(&rt.lock);
-	struct worker *w = cl_find(c->peer);
-	pthread_mutex_unlock(&rt.lock);
-	if (w)
+	struct worker *w = cl_pin(c->peer);
+	if (w) {
 		cl_worker_lost(w, why);
-	else
+		cl_unpin(w);
+	} else
 		loop_run((void (*)(void *))conn_close, c);
 }
 
@@ -193,12 +284,14 @@ loop_conn_event(struct conn *c, uint32_t events)
 static void
 loop_timer(void)
 {
-	uint64_t n;
-	ssize_t r = read(rt.tfd, &n, sizeof n);
-	(void)r;
+	uint64_t n = 1;
+	if (read(rt.tfd, &n, sizeof n) != (ssize_t)sizeof n)
+		n = 1;
 	if (rt.role == RT_MASTER) {
-		cl_heartbeat();
+		cl_heartbeat(n);
 		rtr_sync_tick();
+	} else {
+		peer_tick();
 	}
 }
 
@@ -226,6 +319,7 @@ loop_main(void *arg)
 {
 	(void)arg;
 	struct epoll_event evs[64];
+	prctl(PR_SET_NAME, "dwork-io"); /* found in /proc by tools, tests */
 	rtr_thread_start("I/O", DWT_STATE_IDLE);
 	rtr_thread_started();
 	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
@@ -234,6 +328,7 @@ loop_main(void *arg)
 		for (int i = 0; i < n; i++)
 			loop_event(&evs[i]);
 		loop_commands();
+		loop_free_batch();
 		rtr_pop();
 	}
 	rtr_pop();
@@ -261,6 +356,9 @@ loop_start(void)
 	rt.epfd = epoll_create1(EPOLL_CLOEXEC);
 	rt.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	pthread_mutex_lock(&spare_lock);
+	loop_spare_open();
+	pthread_mutex_unlock(&spare_lock);
 	if (rt.epfd < 0 || rt.evfd < 0 || rt.tfd < 0)
 		return dw_err_from_errno(errno);
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ev_tag};
@@ -286,8 +384,12 @@ loop_stop(void)
 		pthread_join(rt.io, NULL);
 		rt.io_running = 0;
 	}
-	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd};
-	for (int i = 0; i < 3; i++) {
+	loop_free_batch();
+	free(later);
+	later = NULL;
+	maxlater = 0;
+	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
+	for (int i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;

@@ -523,11 +523,34 @@ peer_stranger(int fd)
 	close(fd);
 }
 
+/* No descriptor left even for refusing: stop listening until the next
+ * tick rather than wake for the same connection forever. */
+static int lst_paused;
+
+static void
+peer_backoff(void)
+{
+	if (epoll_ctl(rt.epfd, EPOLL_CTL_DEL, lst.fd, NULL) == 0)
+		lst_paused = 1;
+}
+
+static void
+peer_resume(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &lst};
+	if (lst_paused && epoll_ctl(rt.epfd, EPOLL_CTL_ADD, lst.fd, &ev) == 0)
+		lst_paused = 0;
+}
+
 void
 peer_accept(void)
 {
 	for (;;) {
-		int fd = accept4(lst.fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = loop_accept(lst.fd, NULL, NULL);
+		if (fd == -2)
+			continue; /* refused: out of descriptors */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+			peer_backoff();
 		if (fd < 0)
 			return;
 		int one = 1;
@@ -559,6 +582,12 @@ peer_conn_lost(struct conn *c, const char *why)
 		loop_run(peer_close_cb, c);
 }
 
+void
+peer_tick(void)
+{
+	peer_resume();
+}
+
 /* ---- a process has gone ---- */
 
 static void
@@ -580,7 +609,11 @@ peer_gone(int pid)
 		peer_tell_gone(pid);
 	} else {
 		pthread_mutex_lock(&pr_lock);
-		struct peer *p = peer_get(pid);
+		/* only a peer we knew: news of every worker that ever left
+		 * must not grow the list of a long-lived worker */
+		struct peer *p = peers;
+		while (p && p->id != pid)
+			p = p->next;
 		struct conn *c = NULL;
 		if (p && p->state != P_GONE) {
 			c = p->c;

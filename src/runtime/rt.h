@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -20,6 +21,7 @@ struct fwd {
 	int fd;
 	int wid;
 	int is_err;
+	int closing; /* read to the end, then closed (loop_fwd_close) */
 	size_t n;
 	char buf[4096];
 };
@@ -41,7 +43,10 @@ struct worker {
 	/* trace files arriving over the link (reader thread) */
 	int gather_fd;
 	int finalized; /* its manager released it (process reaped) */
-	struct worker *next;
+	struct worker *next, *prev; /* rt.workers, newest first */
+	struct worker *hnext;       /* in the table by id (cluster.c) */
+	int pins;     /* threads using it outside rt.lock (cl_pin) */
+	int unlinked; /* lost and out of the tables: freed at pins 0 */
 };
 
 struct futmap {
@@ -122,12 +127,24 @@ void loop_stop(void);
 void loop_run(void (*fn)(void *), void *arg);
 int loop_add_conn(struct conn *c);
 int loop_add_fwd(struct fwd *f);
+/* I/O thread: prints what is left of a worker's output, closes it and
+ * frees f once the current batch of events is handled. */
+void loop_fwd_close(struct fwd *f);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
+/* accept4 with SOCK_CLOEXEC that survives descriptor exhaustion: at
+ * EMFILE/ENFILE the waiting connection is accepted on a reserved
+ * descriptor and closed (-2, logged once per episode); -1 with errno
+ * otherwise (EMFILE only when no descriptor could be reserved: back off). */
+int loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl);
 
 /* cluster.c */
-struct worker *cl_find(int id);             /* lock held */
+struct worker *cl_find(int id); /* lock held */
+/* A worker that stays valid until cl_unpin even if it is lost meanwhile
+ * (a lost worker is freed at once otherwise); NULL when there is none. */
+struct worker *cl_pin(int id);
+void cl_unpin(struct worker *w);
 struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
 /* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
  * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
@@ -138,7 +155,9 @@ int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
-void cl_heartbeat(void);
+/* One heartbeat round; ticks is the timer's count of expirations since
+ * the last round (1 unless this process did not run). */
+void cl_heartbeat(uint64_t ticks);
 void cl_shutdown(void);
 /* dw_launched; with done, the handshake was already made on wc->fd (a
  * worker that dialled in) and only the settings are sent. */

@@ -557,15 +557,20 @@ rtr_sync_tick(void)
 	if (now - tr_last_sync < (uint64_t)rt.opts.clock_sync_ms)
 		return;
 	tr_last_sync = now;
-	struct worker *ws[256];
-	int n = 0;
+	/* every worker, however many (the I/O thread frees lost workers,
+	 * so the pointers hold while it runs this) */
+	size_t n = 0, max = 0;
 	pthread_mutex_lock(&rt.lock);
-	for (struct worker *w = rt.workers; w && n < 256; w = w->next)
+	for (struct worker *w = rt.workers; w; w = w->next)
+		max += w->state == W_ACTIVE;
+	struct worker **ws = max ? malloc(max * sizeof *ws) : NULL;
+	for (struct worker *w = rt.workers; ws && w; w = w->next)
 		if (w->state == W_ACTIVE)
 			ws[n++] = w;
 	pthread_mutex_unlock(&rt.lock);
-	for (int i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		rtr_sync_start(ws[i], 4);
+	free(ws);
 }
 
 void
@@ -626,15 +631,22 @@ rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
 		rt_log("cannot write %s: %s", path, strerror(errno));
 }
 
+static void rtr_file_op(struct worker *w, const unsigned char *p, size_t len);
+
 void
 rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p, size_t len)
 {
 	(void)ref;
-	pthread_mutex_lock(&rt.lock);
-	struct worker *w = cl_find(c->peer);
-	pthread_mutex_unlock(&rt.lock);
-	if (!w || len < 1 || !tr_dir[0])
-		return;
+	struct worker *w = cl_pin(c->peer);
+	if (w && len >= 1 && tr_dir[0])
+		rtr_file_op(w, p, len);
+	if (w)
+		cl_unpin(w);
+}
+
+static void
+rtr_file_op(struct worker *w, const unsigned char *p, size_t len)
+{
 	if (p[0] == FILE_BEGIN) {
 		rtr_file_begin(w, p, len);
 	} else if (p[0] == FILE_DATA && w->gather_fd >= 0) {

@@ -193,6 +193,8 @@ struct conn *peer_conn(int pid, int *err);
 /* I/O thread: a connection on the listen socket (a short-lived thread
  * runs its handshake). */
 void peer_accept(void);
+/* Worker timer tick: listens again after a descriptor shortage. */
+void peer_tick(void);
 /* A worker's link to a peer ended. */
 void peer_conn_lost(struct conn *c, const char *why);
 /* Requests about peers: WHERE (master), DIAL, GONE (workers). */

@@ -212,8 +212,9 @@ dial_next(int lfd, uint64_t deadline, char *peer, size_t plen)
 			continue;
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
-		int fd =
-		    accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		int fd = loop_accept(lfd, (struct sockaddr *)&ss, &sl);
+		if (fd == -1 && (errno == EMFILE || errno == ENFILE))
+			usleep(100000); /* nothing to refuse with: back off */
 		if (fd < 0)
 			continue;
 		int one = 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,11 +124,33 @@ lm_signal(int pid, int sig)
 		kill(pid, sig);
 }
 
+/* Sleeps until pid exits or ms pass, woken by its exit itself (a pidfd)
+ * rather than by polling: finalizing a thousand workers one after the
+ * other then costs their exits, not a thousand sleeps. */
+static void
+lm_wait_exit(int pid, int ms)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		while (poll(&p, 1, ms) < 0 && errno == EINTR)
+			;
+		close(fd);
+	}
+#else
+	(void)pid, (void)ms;
+#endif
+}
+
 static void
 lm_reap(int pid, int ms)
 {
 	if (pid <= 0)
 		return;
+	if (waitpid(pid, NULL, WNOHANG) == pid)
+		return;
+	lm_wait_exit(pid, ms);
 	for (int waited = 0;; waited++) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 		if (r == pid || (r < 0 && errno == ECHILD))
