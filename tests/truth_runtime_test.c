@@ -26,7 +26,10 @@
 #include "truth_figures.h"
 #include "truth_util.h"
 
-#define SLACK_MS 1.0 /* user code around the sleeps, per task */
+/* The user code around the sleeps, per task: microseconds, but it stays
+ * Running while a loaded machine preempts it (0.96 ms seen between
+ * dw_init and dw_addprocs in a full parallel ctest run), so a few ms. */
+#define SLACK_MS 3.0
 
 static double
 now_ms(void)
