@@ -409,11 +409,16 @@ static void
 check_pmap(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
-	/* 8 x 30 ms on 2 workers cannot take less than 120 ms */
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 120,
-	          f[0]);
-	TR_WITHIN("  vs the pmap call's wall time", tr_ms(t, 0, 7), f[0] - 1,
-	          f[0]);
+	/* The call's wait is Fork/Join, or Blocking send where it sends a
+	 * call (the innermost state, STATES.md; 1.3 ms of it seen under
+	 * load).  8 x 30 ms on 2 workers cannot take less than 120 ms.
+	 * Blocking send also ends the run (the sleeps fetched, finalize). */
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0.5 * f[0], f[0]);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 120,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
+	TR_WITHIN("  vs the pmap call's wall time", fj + bs, f[0] - 1,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 30.0 * tr_runs_of(t, "truth_nap", w));
 	check_runs(t, "truth_nap", 8);
