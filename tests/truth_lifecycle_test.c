@@ -546,6 +546,9 @@ finalize_into(const char *out)
 int
 main(int argc, char **argv)
 {
+	/* a worker (this program, started by dw_addprocs): no directory */
+	if (argc > 1 && !strncmp(argv[1], "--dwork-", 8))
+		return dw_init(&argc, &argv) == DW_OK ? 0 : 2;
 	char dir[600], out[700];
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("truth-lifecycle"));
 	snprintf(out, sizeof out, "%s/master.out", dir);
