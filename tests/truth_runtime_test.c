@@ -272,11 +272,12 @@ sc_channels(void)
 		if (!(err = dw_channel_take(b, &d, &n)))
 			free(d);
 	}
-	fact("wait_ms", now_ms() - t0);
+	/* the replies may come after the last value (6.7 ms under load) */
 	if (!err)
 		err = dw_future_wait(fp);
 	if (!err)
 		err = dw_future_wait(fc);
+	fact("wait_ms", now_ms() - t0);
 	dw_future_free(fp);
 	dw_future_free(fc);
 	dw_channel_free(a);
@@ -435,8 +436,12 @@ check_for(struct truth *t, const double *f)
 	CHECK(f[1] == 4);
 	/* its own 100 ms and the reducer's 2 x 10 ms, run inside the call */
 	check_useful(t, f, 0, 120);
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 50,
-	          f[0] - 20);
+	/* >= the ranges' 50 ms: Fork/Join, or Blocking send nested in it
+	 * (see check_pmap) */
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0, f[0] - 20);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 50,
+	          f[0] - 20 + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 50);
 	check_runs(t, "truth_range", 2);
@@ -452,7 +457,10 @@ check_everywhere(struct truth *t, const double *f)
 {
 	/* its own work, and fn run by its executor */
 	check_useful(t, f, 0, 140);
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 40, f[0]);
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0, f[0]);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 40,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 40);
 	check_runs(t, "truth_every", 3);
@@ -468,7 +476,7 @@ check_channels(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
 	/* the fifth value comes >= 110 ms after the producer started */
-	TR_WITHIN("master takes: wall (ms)", f[0], 5, 1e9);
+	TR_WITHIN("master takes and future waits: wall (ms)", f[0], 5, 1e9);
 	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), f[0] - 1,
 	          f[0] + f[F_TAIL] + 1);
 	check_useful(t, f, 1, 100); /* the producer */
