@@ -16,14 +16,20 @@
  * - the master waits in dw_addprocs in state 26 (Startup latency) and in
  *   dw_rmprocs in state 5 (Synchronization), never Running;
  * - `dwork stats` reports the same useful time per task, to the ns;
+ * - the summary the master printed at its end, `dwork summary` (of the
+ *   directory and of the .prv) and `dwork stats` (text and JSON) show
+ *   one set of figures, the trace's, within the known answer
+ *   (truth_figures.h);
  * - the strict checker passes with every flag.
  */
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "prv_check.h"
 #include "rt_util.h"
 #include "testutil.h"
+#include "truth_figures.h"
 
 #include <dwork/trace.h>
 
@@ -107,9 +113,12 @@ call_nap(int id, int ms, uint64_t *sum)
 	*sum += ns;
 }
 
-/* Measured useful time per task (index: task - 1). */
+/* Measured useful time per task (index: task - 1), and the master's
+ * wall times: dw_init, dw_init's return to dw_finalize's call, dw_init's
+ * call to dw_finalize's return (ns). */
 typedef struct tl_known {
 	uint64_t useful[3];
+	uint64_t init, span_in, span_out;
 } tl_known;
 
 static void
@@ -459,6 +468,25 @@ check_stats(const tl_trace *t, const char *prv)
 	CHECK(task == t->ntasks);
 }
 
+/* One set of figures.  The master's known useful time may also hold the
+ * Running inside dw_init (the runtime's, not counted by check_useful but
+ * by every figure), at most dw_init's wall time. */
+static void
+check_figures(const tl_trace *t, const char *dir, const char *out,
+              const tl_known *k)
+{
+	struct tf_in in = {.dir = dir, .master_out = out, .ntasks = 3};
+	for (int i = 0; i < 3; i++) {
+		in.useful_ns[i] = tl_useful(t, (uint32_t)i + 1, 0);
+		in.lo_ms[i] = (double)(k->useful[i] - TOL_NS) / 1e6;
+		in.hi_ms[i] = (double)(k->useful[i] + TOL_NS) / 1e6;
+	}
+	in.hi_ms[0] += (double)k->init / 1e6;
+	in.t_lo_ms = (double)k->span_in / 1e6;
+	in.t_hi_ms = (double)k->span_out / 1e6;
+	tf_check(&in);
+}
+
 static void
 check_trace(const char *prefix, int a, int b, const tl_known *k)
 {
@@ -487,24 +515,55 @@ check_trace(const char *prefix, int a, int b, const tl_known *k)
 	           DWT_STATE_SYNCHRONIZATION, "dw_rmprocs (B)");
 	snprintf(path, sizeof path, "%s.prv", prefix);
 	check_stats(&t, path);
+	char dir[800], out[820];
+	snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(prefix, '/') - prefix),
+	         prefix);
+	snprintf(out, sizeof out, "%s/master.out", dir);
+	check_figures(&t, dir, out, k);
 	for (uint32_t i = 0; i < t.ntasks; i++)
 		for (uint32_t j = 0; j < t.nthreads[i]; j++)
 			free(t.th[i][j].st);
 }
 
+/* dw_finalize with this process's stdout (where the master prints its
+ * end-of-run summary) in the file out, shown after. */
+static int
+finalize_into(const char *out)
+{
+	fflush(stdout);
+	int saved = dup(1);
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	REQUIRE(saved >= 0 && fd >= 0 && dup2(fd, 1) == 1);
+	close(fd);
+	int rc = dw_finalize();
+	fflush(stdout);
+	REQUIRE(dup2(saved, 1) == 1);
+	close(saved);
+	fputs(tf_slurp(out), stdout);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
-	char dir[600];
+	/* a worker (this program, started by dw_addprocs): no directory */
+	if (argc > 1 && !strncmp(argv[1], "--dwork-", 8))
+		return dw_init(&argc, &argv) == DW_OK ? 0 : 2;
+	char dir[600], out[700];
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("truth-lifecycle"));
+	snprintf(out, sizeof out, "%s/master.out", dir);
 	dw_options o = {.trace = dir, .no_merge = 0};
+	tl_known k = {{0}, 0, 0, 0};
+	uint64_t t0 = mono_ns();
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
 		return 1;
+	uint64_t t_ready = mono_ns();
+	k.init = t_ready - t0;
 	int a = 0, b = 0;
-	tl_known k = {{0}};
 	master_run(&a, &b, &k);
-	fflush(stdout);
-	CHECK(dw_finalize() == DW_OK);
+	k.span_in = mono_ns() - t_ready;
+	CHECK(finalize_into(out) == DW_OK);
+	k.span_out = mono_ns() - t0;
 	char prefix[700], err[1024];
 	snprintf(prefix, sizeof prefix, "%s/trace", dir);
 	pc_result r;

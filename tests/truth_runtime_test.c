@@ -12,16 +12,24 @@
  * a task's useful time must be at least the nominal sum of its sleeps,
  * and equal to the measured sum within SLACK_MS (the user code around
  * the sleeps).  Nothing is asserted on speed.
+ *
+ * Each run's figures are also checked as one set (truth_figures.h): the
+ * summary the master printed, `dwork summary` and `dwork stats` agree
+ * with each other, with the trace, and with the known answer.
  */
-#include <pthread.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "truth_figures.h"
 #include "truth_util.h"
 
-#define SLACK_MS 1.0 /* user code around the sleeps, per task */
+/* The user code around the sleeps, per task: microseconds, but it stays
+ * Running while a loaded machine preempts it (0.96 ms seen between
+ * dw_init and dw_addprocs in a full parallel ctest run), so a few ms. */
+#define SLACK_MS 3.0
 
 static double
 now_ms(void)
@@ -264,11 +272,12 @@ sc_channels(void)
 		if (!(err = dw_channel_take(b, &d, &n)))
 			free(d);
 	}
-	fact("wait_ms", now_ms() - t0);
+	/* the replies may come after the last value (6.7 ms under load) */
 	if (!err)
 		err = dw_future_wait(fp);
 	if (!err)
 		err = dw_future_wait(fc);
+	fact("wait_ms", now_ms() - t0);
 	dw_future_free(fp);
 	dw_future_free(fc);
 	dw_channel_free(a);
@@ -344,12 +353,14 @@ struct scenario {
 /* Facts every run reports after its scenario's: each task's measured
  * sleeps, the wall times of dw_init, dw_addprocs, dw_finalize and of
  * fetching the sleeps. */
-#define F_SLEPT  3
-#define F_INIT   6
-#define F_ADD    7
-#define F_FIN    8
-#define F_TAIL   9 /* fetching those sleeps: Waiting a message too */
-#define F_NFACTS 10
+#define F_SLEPT    3
+#define F_INIT     6
+#define F_ADD      7
+#define F_FIN      8
+#define F_TAIL     9  /* fetching those sleeps: Waiting a message too */
+#define F_SPAN_IN  10 /* dw_init's return to dw_finalize's call */
+#define F_SPAN_OUT 11 /* dw_init's call to dw_finalize's return */
+#define F_NFACTS   12
 
 /* The master's start and end: dw_init and dw_addprocs are Startup
  * latency, dw_finalize's shutdown (and any pool wait, extra) is
@@ -399,11 +410,16 @@ static void
 check_pmap(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
-	/* 8 x 30 ms on 2 workers cannot take less than 120 ms */
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 120,
-	          f[0]);
-	TR_WITHIN("  vs the pmap call's wall time", tr_ms(t, 0, 7), f[0] - 1,
-	          f[0]);
+	/* The call's wait is Fork/Join, or Blocking send where it sends a
+	 * call (the innermost state, STATES.md; 1.3 ms of it seen under
+	 * load).  8 x 30 ms on 2 workers cannot take less than 120 ms.
+	 * Blocking send also ends the run (the sleeps fetched, finalize). */
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0.5 * f[0], f[0]);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 120,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
+	TR_WITHIN("  vs the pmap call's wall time", fj + bs, f[0] - 1,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 30.0 * tr_runs_of(t, "truth_nap", w));
 	check_runs(t, "truth_nap", 8);
@@ -420,8 +436,12 @@ check_for(struct truth *t, const double *f)
 	CHECK(f[1] == 4);
 	/* its own 100 ms and the reducer's 2 x 10 ms, run inside the call */
 	check_useful(t, f, 0, 120);
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 50,
-	          f[0] - 20);
+	/* >= the ranges' 50 ms: Fork/Join, or Blocking send nested in it
+	 * (see check_pmap) */
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0, f[0] - 20);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 50,
+	          f[0] - 20 + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 50);
 	check_runs(t, "truth_range", 2);
@@ -437,7 +457,10 @@ check_everywhere(struct truth *t, const double *f)
 {
 	/* its own work, and fn run by its executor */
 	check_useful(t, f, 0, 140);
-	TR_WITHIN("master Scheduling/Fork-Join (ms)", tr_ms(t, 0, 7), 40, f[0]);
+	double fj = tr_ms(t, 0, 7), bs = tr_ms(t, 0, 4);
+	TR_WITHIN("master Scheduling/Fork-Join (ms)", fj, 0, f[0]);
+	TR_WITHIN("  + Blocking send (ms)", fj + bs, 40,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
 	for (int w = 1; w <= 2; w++)
 		check_useful(t, f, w, 40);
 	check_runs(t, "truth_every", 3);
@@ -453,7 +476,7 @@ check_channels(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
 	/* the fifth value comes >= 110 ms after the producer started */
-	TR_WITHIN("master takes: wall (ms)", f[0], 5, 1e9);
+	TR_WITHIN("master takes and future waits: wall (ms)", f[0], 5, 1e9);
 	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), f[0] - 1,
 	          f[0] + f[F_TAIL] + 1);
 	check_useful(t, f, 1, 100); /* the producer */
@@ -504,6 +527,25 @@ check_w2w(struct truth *t, const double *f)
 	check_names(t);
 }
 
+/* One set of figures: the trace's useful time per task (every thread's
+ * Running: only counted threads run, truth_util.h), the known answer as
+ * check_useful bounds it, the elapsed time by the master's clock. */
+static void
+check_figures(struct truth *t, const double *f, const char *dir)
+{
+	char out[700];
+	snprintf(out, sizeof out, "%s/master.out", dir);
+	struct tf_in in = {.dir = dir, .master_out = out, .ntasks = 3};
+	for (int k = 0; k < 3; k++) {
+		in.useful_ns[k] = t->state_ns[k][DWT_STATE_RUNNING];
+		in.lo_ms[k] = f[F_SLEPT + k] - 0.05;
+		in.hi_ms[k] = f[F_SLEPT + k] + SLACK_MS;
+	}
+	in.t_lo_ms = f[F_SPAN_IN];
+	in.t_hi_ms = f[F_SPAN_OUT];
+	tf_check(&in);
+}
+
 static const struct scenario scenarios[] = {
     {"pmap", sc_pmap, check_pmap, {"wait_ms"}, -1},
     {"distributed_for", sc_for, check_for, {"call_ms", "total"}, -1},
@@ -528,10 +570,11 @@ child(int argc, char **argv)
 	if (!s || !(facts = fopen(path, "w")))
 		return 2;
 	dw_options o = {.trace = dir};
-	double t0 = now_ms();
+	double t0 = now_ms(), t_start = t0;
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
 		return 2;
-	fact("init_ms", now_ms() - t0);
+	double t_ready = now_ms();
+	fact("init_ms", t_ready - t0);
 	int ids[2];
 	t0 = now_ms();
 	if (dw_addprocs(2, NULL, ids) != 2 || ids[0] != 2 || ids[1] != 3)
@@ -554,8 +597,10 @@ child(int argc, char **argv)
 	}
 	fact("tail_ms", now_ms() - t0);
 	t0 = now_ms();
-	dw_finalize(); /* the shutdown, then the merge */
+	fact("span_in_ms", t0 - t_ready);
+	dw_finalize(); /* the shutdown, then the merge and its summary */
 	fact("finalize_ms", now_ms() - t0);
+	fact("span_out_ms", now_ms() - t_start);
 	fclose(facts);
 	return err ? 1 : 0;
 }
@@ -583,6 +628,10 @@ read_facts(const char *dir, const struct scenario *s, double *f)
 			f[F_FIN] = v;
 		if (!strcmp(name, "tail_ms"))
 			f[F_TAIL] = v;
+		if (!strcmp(name, "span_in_ms"))
+			f[F_SPAN_IN] = v;
+		if (!strcmp(name, "span_out_ms"))
+			f[F_SPAN_OUT] = v;
 	}
 	fclose(fp);
 }
@@ -597,7 +646,13 @@ run_one(const char *self, const struct scenario *s)
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
-		/* its summary goes to the log, out of this test's table */
+		/* its stdout (the end-of-run summary) to DIR/master.out */
+		char out[700];
+		snprintf(out, sizeof out, "%s/master.out", dir);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(127);
+		close(fd);
 		execl(self, self, "--scenario", s->name, dir, (char *)NULL);
 		_exit(127);
 	}
@@ -614,11 +669,13 @@ run_one(const char *self, const struct scenario *s)
 		tr_read(&t, prefix);
 		s->check(&t, f);
 		check_life(&t, f, s->sync_fact >= 0 ? f[s->sync_fact] : 0);
+		check_figures(&t, f, dir);
 	}
 	if (tu_failures == before)
 		tu_rmtree(dir);
 	else
-		fprintf(stderr, "%s: trace kept in %s\n", s->name, dir);
+		fprintf(stderr, "%s: trace and master.out kept in %s\n",
+		        s->name, dir);
 }
 
 int
