@@ -2,6 +2,10 @@
 #ifndef DW_TOOLS_CMD_H
 #define DW_TOOLS_CMD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
 /* Exit codes shared by every command (docs/tools.md). */
 enum cmd_exit {
 	CMD_OK = 0,      /* done, nothing wrong */
@@ -28,5 +32,16 @@ int cmd_view(int argc, char **argv);
  * DIR without ".trace", or DIR/trace for ".", ".." and "/".  Allocated;
  * NULL when out of memory. */
 char *merge_default_prefix(const char *dir);
+
+/* cmd_trace.c.  Checks TRACE before it is read: -1 when it exists (and,
+ * a directory, holds trace files); else prints what is wrong and what to
+ * give instead, under "dwork CMD", and returns CMD_FAILED. */
+int cmd_trace_check(const char *cmd, const char *trace);
+
+/* "2.5ms", "40us", "3s", "300ns" or plain ns; false when not a time. */
+bool cmd_parse_time(const char *s, uint64_t *ns);
+
+/* ns with the largest unit that keeps it >= 1 ("2.5 ms"). */
+void cmd_print_time(FILE *f, uint64_t ns);
 
 #endif

@@ -205,6 +205,8 @@ cmd_convert(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if ((rc = cmd_trace_check("convert", a.trace)) >= 0)
+		return rc;
 	n = mg_formats_parse(a.formats ? a.formats : CONVERT_DEFAULT, fmts, 16,
 	                     msg, sizeof msg);
 	if (!n) {

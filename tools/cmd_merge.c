@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "merge/merge.h"
@@ -124,6 +125,14 @@ merge_default_prefix(const char *dir)
 	return p;
 }
 
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Each stream keeps two files open. */
 static void
 raise_fd_limit(void)
@@ -210,8 +219,10 @@ merge_run(const struct merge_args *a, const char *prefix)
 	else if (err != DW_OK && w->err[0])
 		fprintf(stderr, "dwork merge: %s\n", w->err);
 	else if (err != DW_OK)
-		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n",
-		        a->dir, dw_strerror(err));
+		fprintf(stderr, "dwork merge: %s: nothing merged: %s\n", a->dir,
+		        err == DW_EFORMAT ? "no readable trace file, or not "
+		                            "one record (each problem is above)"
+		                          : dw_strerror(err));
 	if (err == DW_OK && !a->quiet)
 		merge_outputs(fmts, nfmts, prefix, &rep);
 	mg_writer_free(w);
@@ -228,6 +239,17 @@ cmd_merge(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if ((rc = cmd_trace_check("merge", a.dir)) >= 0)
+		return rc;
+	if (!is_dir(a.dir)) {
+		fprintf(stderr,
+		        "dwork merge: %s is a file, not a trace directory; "
+		        "dwork merge reads the per-process files of a traced "
+		        "run (to write a merged FILE.prv in other formats: "
+		        "dwork convert %s -f FORMATS)\n",
+		        a.dir, a.dir);
+		return CMD_FAILED;
+	}
 	prefix = a.prefix ? strdup(a.prefix) : merge_default_prefix(a.dir);
 	if (!prefix) {
 		fprintf(stderr, "dwork merge: out of memory\n");
