@@ -154,7 +154,7 @@ check_html(const char *dir, const char *prefix)
 			         NEXEC);
 			CHECK(strstr(h, want) != NULL);
 			snprintf(want, sizeof want,
-			         "</title>worker %d main</text>", k);
+			         "</title>worker %d main", k);
 			CHECK(strstr(h, want) != NULL);
 		}
 		CHECK(strstr(h, "</title>1.") == NULL); /* no task numbers */
