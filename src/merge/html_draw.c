@@ -226,10 +226,12 @@ draw_header(draw *d)
 	        d->width - MARGIN);
 	if (d->nfolded)
 		fprintf(d->f,
-		        "<text x=\"8\" y=\"56\" id=\"fold\" class=\"btn\" "
-		        "data-n=\"%u\">\xe2\x96\xb8 %u row%s idle the whole "
-		        "range folded: click to show</text>\n",
-		        d->nfolded, d->nfolded, d->nfolded == 1 ? "" : "s");
+		        "<text x=\"%u\" y=\"20\" text-anchor=\"end\" "
+		        "id=\"fold\" class=\"btn\" data-n=\"%u\">\xe2\x96\xb8 "
+		        "%u row%s idle the whole range folded: click to "
+		        "show</text>\n",
+		        d->width - MARGIN, d->nfolded, d->nfolded,
+		        d->nfolded == 1 ? "" : "s");
 }
 
 static void
@@ -837,7 +839,7 @@ style(draw *d)
 	      ".ax line{stroke:#ddd;stroke-width:1}\n"
 	      ".ax text{font-size:10px;fill:#555}\n"
 	      ".sep{stroke:#bbb;stroke-width:1}\n"
-	      "line[class^=m]{stroke-width:1.2;opacity:.8}\n"
+	      "line[class^=m]{stroke-width:1.2}\n"
 	      ".mx{stroke:#888}\n"
 	      ".fn{fill:none;stroke:#111;stroke-width:.8}\n"
 	      ".uf{stroke:#7a4b00;stroke-dasharray:3 1}\n"
@@ -886,7 +888,7 @@ static const char script[] =
     "function size(){svg.setAttribute('width',WD);svg.setAttribute('height',H);"
     "svg.setAttribute('viewBox','0 0 '+WD+' '+H);bg.setAttribute('width',WD);"
     "bg.setAttribute('height',H);clip.setAttribute('width',P);if(cur)cur."
-    "setAttribute('x',WD-M);}\n"
+    "setAttribute('x',WD-M);if(fold)fold.setAttribute('x',WD-M);}\n"
     "function layout(){var n=0,s='',lt=null;\n"
     " names.forEach(function(t){var r=+t.dataset.r,show=all||!fold||t.dataset."
     "idle!=='1';Y[r]=show?TOP+PI*n++:-1;vis(t,show);if(show){t.setAttribute("
