@@ -98,3 +98,150 @@ cmd_print_time(FILE *f, uint64_t ns)
 	else
 		fprintf(f, "%llu ns", (unsigned long long)ns);
 }
+
+/* "1,3-5" into ranges (allocated); false when it is not such a list. */
+static bool
+parse_tasks(const char *s, cut_range **out, size_t *n)
+{
+	cut_range *v = NULL;
+	size_t k = 0;
+
+	for (;;) {
+		char *end;
+		unsigned long lo = strtoul(s, &end, 10), hi = lo;
+		cut_range *w;
+
+		if (end == s || lo == 0 || lo > UINT32_MAX)
+			break;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtoul(s, &end, 10);
+			if (end == s || hi < lo || hi > UINT32_MAX)
+				break;
+		}
+		if (!(w = realloc(v, (k + 1) * sizeof *v)))
+			break;
+		v = w;
+		v[k++] = (cut_range){(uint32_t)lo, (uint32_t)hi};
+		if (!*end) {
+			*out = v;
+			*n = k;
+			return true;
+		}
+		if (*end != ',')
+			break;
+		s = end + 1;
+	}
+	free(v);
+	return false;
+}
+
+static bool
+parse_bytes(const char *s, uint64_t *v)
+{
+	char *end;
+	double d = strtod(s, &end);
+	double m = !strcmp(end, "")                         ? 1
+	           : !strcmp(end, "k") || !strcmp(end, "K") ? 1e3
+	           : !strcmp(end, "M")                      ? 1e6
+	           : !strcmp(end, "G")                      ? 1e9
+	                                                    : 0;
+
+	if (end == s || !(d > 0) || !m || d * m >= 1.8e19)
+		return false;
+	*v = (uint64_t)llround(d * m);
+	return *v > 0;
+}
+
+static bool
+is_opt(const char *s, size_t n, const char *opt)
+{
+	return strlen(opt) == n && !strncmp(s, opt, n);
+}
+
+int
+cmd_cut_option(const char *cmd, int argc, char **argv, int *i,
+               struct cmd_cut *c)
+{
+	const char *s = argv[*i], *eq = strchr(s, '=');
+	size_t n = eq ? (size_t)(eq - s) : strlen(s);
+	const char *v;
+	bool ok;
+
+	if (!is_opt(s, n, "--from") && !is_opt(s, n, "--to") &&
+	    !is_opt(s, n, "--tasks") && !is_opt(s, n, "--max-bytes"))
+		return -1;
+	v = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	if (!v) {
+		fprintf(stderr, "dwork %s: %.*s needs a value\n", cmd, (int)n,
+		        s);
+		return CMD_USAGE;
+	}
+	if (is_opt(s, n, "--from")) {
+		ok = cmd_parse_time(v, &c->o.from);
+	} else if (is_opt(s, n, "--to")) {
+		ok = cmd_parse_time(v, &c->o.to) && c->o.to > 0;
+	} else if (is_opt(s, n, "--tasks")) {
+		free(c->ranges);
+		c->ranges = NULL;
+		ok = parse_tasks(v, &c->ranges, &c->o.ntasks);
+	} else {
+		ok = parse_bytes(v, &c->o.max_bytes);
+	}
+	c->o.tasks = c->ranges;
+	if (!ok) {
+		fprintf(stderr, "dwork %s: bad value '%s' for %.*s (%s)\n", cmd,
+		        v, (int)n, s,
+		        is_opt(s, n, "--tasks")       ? "task numbers: 1,3-5"
+		        : is_opt(s, n, "--max-bytes") ? "bytes: 1000000, 500k, "
+		                                        "20M, 1G"
+		                                      : "a time: 2.5s, 120ms, "
+		                                        "40us, 300ns");
+		return CMD_USAGE;
+	}
+	return 0;
+}
+
+int
+cmd_cut_check(const char *cmd, const struct cmd_cut *c)
+{
+	if (!c->o.to || c->o.from < c->o.to)
+		return -1;
+	fprintf(stderr, "dwork %s: the window is empty: --from ", cmd);
+	cmd_print_time(stderr, c->o.from);
+	fprintf(stderr, " is not before --to ");
+	cmd_print_time(stderr, c->o.to);
+	fprintf(stderr, "; give --from T1 --to T2 with T1 < T2\n");
+	return CMD_USAGE;
+}
+
+void
+cmd_cut_report(const struct cmd_cut *c, const cut_report *r)
+{
+	printf("  cut: ");
+	cmd_print_time(stdout, r->from);
+	printf(" to ");
+	cmd_print_time(stdout, r->to);
+	if (c->o.tasks) {
+		printf(", tasks ");
+		for (size_t i = 0; i < c->o.ntasks; i++)
+			printf(c->ranges[i].lo == c->ranges[i].hi ? "%s%u"
+			                                          : "%s%u-%u",
+			       i ? "," : "", c->ranges[i].lo, c->ranges[i].hi);
+	}
+	printf("; left out: %llu state records (and %llu clipped at the "
+	       "window's edges), %llu event records, %llu communications "
+	       "cut (an end outside the window or in a task left out), %u "
+	       "tasks (%u threads)\n",
+	       (unsigned long long)r->states_out,
+	       (unsigned long long)r->states_clipped,
+	       (unsigned long long)r->events_out,
+	       (unsigned long long)r->comms_cut, r->tasks_out, r->threads_out);
+	if (r->cap_reached) {
+		printf("  --max-bytes %llu: the window ends at ",
+		       (unsigned long long)c->o.max_bytes);
+		cmd_print_time(stdout, r->cap_to);
+		printf(", where the .prv reached the cap (%llu bytes)\n",
+		       (unsigned long long)r->prv_bytes);
+	}
+}
