@@ -149,11 +149,14 @@ test_failures(const char *base)
 	snprintf(dir, sizeof dir, "%s/missing", base);
 	snprintf(prefix, sizeof prefix, "%s/out", base);
 	CHECK(run(args) == 3);
-	CHECK(output_has(err_path, "cannot open the trace directory"));
+	CHECK(output_has(err_path, "No such file or directory"));
+	CHECK(output_has(err_path, "give a trace directory"));
 	snprintf(dir, sizeof dir, "%s/empty", base);
 	REQUIRE(mkdir(dir, 0755) == 0);
 	CHECK(run(args) == 3);
 	CHECK(output_has(err_path, "no trace files"));
+	CHECK(output_has(err_path, "dwork run --trace="));
+	CHECK_EQ_U64(output_lines(err_path), 2); /* the cause, what to do */
 	/* damaged but mergeable: exit 0, one line per problem */
 	snprintf(dir, sizeof dir, "%s/run.trace", base);
 	fd = open(strcat(strcpy(prefix, dir), "/junk.dwt"), O_WRONLY | O_CREAT,

@@ -153,8 +153,8 @@ check_html(const char *dir, const char *prefix)
 			         "</title>worker %d executor %d</text>", k,
 			         NEXEC);
 			CHECK(strstr(h, want) != NULL);
-			snprintf(want, sizeof want,
-			         "</title>worker %d main</text>", k);
+			snprintf(want, sizeof want, "</title>worker %d main",
+			         k);
 			CHECK(strstr(h, want) != NULL);
 		}
 		CHECK(strstr(h, "</title>1.") == NULL); /* no task numbers */

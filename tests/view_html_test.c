@@ -128,29 +128,42 @@ test_golden(const char *dir, const char *out)
 	CHECK_EQ_U64(count(doc, "<svg"), 1);
 	/* Task 0's bars: 10 ns a column from x = 0, row at y = 72. */
 	has("golden", doc,
-	    "<rect class=\"s1\" x=\"0\" y=\"72\" width=\"30\" height=\"14\">"
+	    "<g class=\"row\" data-r=\"0\" transform=\"translate(0,72)\">");
+	has("golden", doc,
+	    "<g class=\"row\" data-r=\"1\" transform=\"translate(0,90)\">");
+	has("golden", doc,
+	    "<rect class=\"s1\" x=\"0\" y=\"0\" width=\"30\" height=\"14\">"
 	    "<title>Running: 0.00 " US " to 0.30 " US "</title></rect>");
 	has("golden", doc,
-	    "<rect class=\"s3\" x=\"30\" y=\"72\" width=\"10\" height=\"14\">"
+	    "<rect class=\"s3\" x=\"30\" y=\"0\" width=\"10\" height=\"14\">"
 	    "<title>Waiting a message: 0.30 " US " to 0.40 " US
 	    "</title></rect>");
-	has("golden", doc, "<rect class=\"s1\" x=\"40\" y=\"72\" width=\"10\"");
+	has("golden", doc, "<rect class=\"s1\" x=\"40\" y=\"0\" width=\"10\"");
 	has("golden", doc,
-	    "<rect class=\"s40\" x=\"50\" y=\"72\" width=\"10\" height=\"14\">"
+	    "<rect class=\"s40\" x=\"50\" y=\"0\" width=\"10\" height=\"14\">"
 	    "<title>Custom &lt;&amp;&gt;: 0.50 " US " to 0.60 " US
 	    "</title></rect>");
-	has("golden", doc, "<rect class=\"s1\" x=\"60\" y=\"72\" width=\"20\"");
-	has("golden", doc, "<rect class=\"s0\" x=\"80\" y=\"72\" width=\"20\"");
+	has("golden", doc, "<rect class=\"s1\" x=\"60\" y=\"0\" width=\"20\"");
+	has("golden", doc, "<rect class=\"s0\" x=\"80\" y=\"0\" width=\"20\"");
 	/* Task 1's, one row below. */
-	has("golden", doc, "<rect class=\"s1\" x=\"0\" y=\"90\" width=\"90\"");
-	has("golden", doc, "<rect class=\"s0\" x=\"90\" y=\"90\" width=\"10\"");
+	has("golden", doc, "<rect class=\"s1\" x=\"0\" y=\"0\" width=\"90\"");
+	has("golden", doc, "<rect class=\"s0\" x=\"90\" y=\"0\" width=\"10\"");
 	CHECK_EQ_U64(count(doc, "<rect class=\"s"), 8 + 4); /* + legend */
 	/* The message: send at 250 on row 0, receive at 450 on row 1. */
 	has("golden", doc,
-	    "<line class=\"m1\" x1=\"25.00\" y1=\"79.0\" x2=\"45.00\" "
-	    "y2=\"97.0\"><title>1 message 1.1 main \xe2\x86\x92 2.1 worker, "
-	    "16 bytes, tag 1; sent at 0.25 " US ", received at 0.45 " US
-	    "</title></line>");
+	    "<line class=\"m1\" data-f=\"0\" data-t=\"1\" data-a=\"25.00\" "
+	    "data-b=\"45.00\" x1=\"225.00\" y1=\"79\" x2=\"245.00\" "
+	    "y2=\"97\" marker-end=\"url(#a1)\"><title>tag 1: 1 message 1.1 "
+	    "main \xe2\x86\x92 2.1 worker, 16 bytes, tag 1; sent at 0.25 " US
+	    ", received at 0.45 " US "</title></line>");
+	/* its arrowhead is defined */
+	has("golden", doc, "<marker id=\"a1\" ");
+	/* the program's event at 700 ns: a marker with its label */
+	has("golden", doc,
+	    "<path class=\"ev\" data-r=\"0\" data-a=\"70.00\" data-y=\"77\"");
+	has("golden", doc,
+	    "<title>event at 0.70 " US ": type 1000 = 5 (type 1000, value "
+	    "5)</title>");
 	/* Names, legend and colours from the labels. */
 	has("golden", doc,
 	    "<title>task 1 thread 1 (main)</title>1.1 main</text>");
@@ -160,7 +173,9 @@ test_golden(const char *dir, const char *out)
 	has("golden", doc, ">40 Custom &lt;&amp;&gt;</text>");
 	has("golden", doc, ">0 Idle</text>");
 	has("golden", doc, ">messages, tag 1</text>");
-	has("golden", doc, "1 messages as 1 line; 1 event records (not drawn)");
+	has("golden", doc,
+	    "1 messages as 1 line; 0 function run bars; 1 user events as 1 "
+	    "marker; 1 event records in all</text>");
 	has("golden", doc,
 	    "2 tasks, 2 threads, 1.00 " US " of trace; showing "
 	    "0.00 " US " to 1.00 " US "; a pixel column is 10 ns");
@@ -197,10 +212,10 @@ test_zoom_svg(const char *dir, const char *out)
 
 	REQUIRE(doc != NULL);
 	has("zoom", doc, "showing 200 ns to 600 ns");
-	has("zoom", doc, "<rect class=\"s1\" x=\"0\" y=\"72\" width=\"10\"");
-	has("zoom", doc, "<rect class=\"s3\" x=\"10\" y=\"72\" width=\"10\"");
-	has("zoom", doc, "<rect class=\"s40\" x=\"30\" y=\"72\" width=\"10\"");
-	has("zoom", doc, "<rect class=\"s1\" x=\"0\" y=\"90\" width=\"40\"");
+	has("zoom", doc, "<rect class=\"s1\" x=\"0\" y=\"0\" width=\"10\"");
+	has("zoom", doc, "<rect class=\"s3\" x=\"10\" y=\"0\" width=\"10\"");
+	has("zoom", doc, "<rect class=\"s40\" x=\"30\" y=\"0\" width=\"10\"");
+	has("zoom", doc, "<rect class=\"s1\" x=\"0\" y=\"0\" width=\"40\"");
 	CHECK(!strstr(doc, "<rect class=\"s0\" x=")); /* Idle is after 600 */
 	free(doc);
 
@@ -216,7 +231,7 @@ test_zoom_svg(const char *dir, const char *out)
 	}
 	CHECK(!strstr(doc, "<script"));
 	CHECK(!strstr(doc, "<html"));
-	has("svg", doc, "<rect class=\"s40\" x=\"50\" y=\"72\" width=\"10\"");
+	has("svg", doc, "<rect class=\"s40\" x=\"50\" y=\"0\" width=\"10\"");
 	free(doc);
 
 	o = (html_opts){.from = 600, .to = 600};
@@ -266,19 +281,133 @@ test_big(const char *dir, const char *out)
 	REQUIRE(doc != NULL);
 	/* One bar for the 20,000 states: each column is mostly Running. */
 	has("big", doc,
-	    "<rect class=\"s1\" x=\"0\" y=\"72\" width=\"100\" height=\"14\">"
+	    "<rect class=\"s1\" x=\"0\" y=\"0\" width=\"100\" height=\"14\">"
 	    "<title>Running: 0.00 ms to 1.00 ms (70% of it; other states "
 	    "less)</title></rect>");
-	CHECK_EQ_U64(count(doc, "y=\"72\" width="), 1);
+	CHECK_EQ_U64(count(doc, "<rect class=\"s1\""), 1 + 1); /* + legend */
 	has("big", doc,
 	    "5000 messages as 10 lines (the busiest 10 of 100 "
 	    "paths; 90 paths not drawn)");
 	has("big", doc,
-	    "50 messages 1.2 \xe2\x86\x92 1.1 busy, 400 bytes, "
+	    "tag 3: 50 messages 1.2 \xe2\x86\x92 1.1 busy, 400 bytes, "
 	    "tag 3");
 	CHECK_EQ_U64(count(doc, "<line class=\"m3\""), 10 + 1); /* + legend */
 	REQUIRE(stat(out, &st) == 0);
 	CHECK(st.st_size < 64 * 1024);
+	free(doc);
+}
+
+/*
+ * A trace shaped as the dwork runtime's: task 0 "master" calls "echo"
+ * on task 1's executor (call, tag 0, sent at 100, received at 150;
+ * result, tag 1, sent at 650, received at 700), records its own event
+ * "Phase" = "five" at 800; the executor runs echo [200,600) (its
+ * DW_EV_FUNCTION) in Running; task 1's "worker 2 main" thread is Idle
+ * all the time.  Time 0 is 1000; duration 1000 ns.
+ */
+static void
+runtime_like(const char *dir)
+{
+	ms_proc a, b;
+	ms_thread t;
+	uint32_t echo = 0x1234567;
+
+	ms_proc_init(&a, dir, 0xd1, 100, 0);
+	ms_label_thread(&a, 0, "master");
+	ms_label_type(&a, 71000001, "dwork: remote function running");
+	ms_label_value(&a, 71000001, echo, "echo");
+	ms_label_type(&a, 1000, "Phase");
+	ms_label_value(&a, 1000, 5, "five");
+	ms_proc_end(&a, 2000);
+	ms_thread_open(&t, &a, 0);
+	ms_push(&t, 1000, DWT_STATE_RUNNING);
+	ms_comm(&t, 1100, LOG | PHY, 1, 0, 16, 4);
+	ms_push(&t, 1110, DWT_STATE_WAITING_MESSAGE);
+	ms_comm(&t, 1700, RECV | LOG | PHY, 1, 1, 8, 5);
+	ms_pop(&t, 1700);
+	ms_event(&t, 1800, 1000, 5);
+	ms_pop(&t, 1900);
+	ms_thread_close(&t);
+	ms_proc_close(&a);
+
+	ms_proc_init(&b, dir, 0xd2, 200, 1);
+	ms_label_thread(&b, 0, "worker 2 main");
+	ms_label_thread(&b, 1, "worker 2 executor 1");
+	ms_label_type(&b, 71000001, "dwork: remote function running");
+	ms_label_value(&b, 71000001, echo, "echo");
+	ms_proc_end(&b, 2000);
+	ms_thread_open(&t, &b, 0);
+	ms_push(&t, 1000, 0);
+	ms_pop(&t, 1950);
+	ms_thread_close(&t);
+	ms_thread_open(&t, &b, 1);
+	ms_push(&t, 1000, 0);
+	ms_comm(&t, 1150, RECV | LOG | PHY, 0, 0, 16, 4);
+	ms_push(&t, 1200, DWT_STATE_RUNNING);
+	ms_event(&t, 1200, 71000001, echo);
+	ms_event(&t, 1600, 71000001, 0);
+	ms_pop(&t, 1600);
+	ms_comm(&t, 1650, LOG | PHY, 0, 1, 8, 5);
+	ms_pop(&t, 1950);
+	ms_thread_close(&t);
+	ms_proc_close(&b);
+}
+
+static void
+test_runtime(const char *dir, const char *out)
+{
+	html_opts o = {.width = 100};
+	char *doc;
+
+	runtime_like(dir);
+	doc = draw(dir, &o, out);
+	REQUIRE(doc != NULL);
+	self_contained(doc);
+	/* messages by kind, with arrowheads defined and used */
+	has("runtime", doc, "<marker id=\"a0\" ");
+	has("runtime", doc, "<marker id=\"a1\" ");
+	CHECK_EQ_U64(count(doc, "marker-end=\"url(#a0)\""), 1 + 1);
+	CHECK_EQ_U64(count(doc, "marker-end=\"url(#a1)\""), 1 + 1);
+	has("runtime", doc,
+	    "><title>call: 1 message 1.1 master \xe2\x86\x92 "
+	    "2.2 worker 2 executor 1, 16 bytes, tag 0;");
+	has("runtime", doc,
+	    "><title>result: 1 message 2.2 worker 2 executor 1 "
+	    "\xe2\x86\x92 1.1 master, 8 bytes, tag 1;");
+	has("runtime", doc, ">call</text>");
+	has("runtime", doc, ">result</text>");
+	CHECK(!strstr(doc, "messages, tag"));
+	/* the run: a bar with the function's name, as hover and as text */
+	has("runtime", doc,
+	    "<rect class=\"fn\" data-r=\"2\" data-a=\"20.00\" data-b=\"60.00\" "
+	    "x=\"220.00\" y=\"90\" width=\"40.00\" height=\"14\"><title>echo "
+	    "(remote function run): 0.20 " US " to 0.60 " US "</title></rect>");
+	has("runtime", doc,
+	    "<text class=\"fl\" data-r=\"2\" data-a=\"20.00\" data-b=\"60.00\" "
+	    "data-n=\"4\" x=\"222.00\" y=\"100\">echo</text>");
+	/* the idle main thread: folded, named, with the toggle */
+	has("runtime", doc,
+	    "<text class=\"rn\" data-r=\"1\" data-idle=\"1\" data-k=\"1\" "
+	    "x=\"8\" y=\"11\" display=\"none\"><title>task 2 thread 1 "
+	    "(worker 2 main)</title>2.1 worker 2 main (idle)</text>");
+	has("runtime", doc,
+	    "<g class=\"row\" data-r=\"1\" transform=\"translate(0,0)\" "
+	    "display=\"none\">");
+	has("runtime", doc,
+	    "<g class=\"row\" data-r=\"2\" transform=\"translate(0,90)\">");
+	has("runtime", doc, "id=\"fold\" class=\"btn\" data-n=\"1\">");
+	has("runtime", doc, "1 row idle the whole range folded");
+	has("runtime", doc, "fold.addEventListener('click'");
+	/* the program's own event, with its labels */
+	has("runtime", doc,
+	    "<title>event at 0.80 " US ": Phase = five (type "
+	    "1000, value 5)</title></path>");
+	has("runtime", doc, ">five</text>");
+	has("runtime", doc,
+	    "2 messages as 2 lines; 1 function run bar; 1 user events as 1 "
+	    "marker; 3 event records in all; 1 idle row folded</text>");
+	/* the plot follows the window */
+	has("runtime", doc, "window.addEventListener('resize',resize)");
 	free(doc);
 }
 
@@ -298,7 +427,18 @@ main(void)
 	test_golden(dir, out);
 	test_prv(dir, prefix, out);
 	test_zoom_svg(dir, out);
+	{
+		char rdir[700];
+
+		char rout[700];
+
+		snprintf(rdir, sizeof rdir, "%s/rt.trace", root);
+		REQUIRE(mkdir(rdir, 0755) == 0);
+		snprintf(rout, sizeof rout, "%s/rt.html", root);
+		test_runtime(rdir, rout);
+	}
 	test_big(bigdir, out);
-	tu_rmtree(root);
+	if (!tu_failures)
+		tu_rmtree(root);
 	return tu_report("view_html");
 }

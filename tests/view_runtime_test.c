@@ -81,6 +81,62 @@ state_times_agree(const char *prefix, const vu_counts *js, const vu_counts *prv)
 	fclose(f);
 }
 
+/* Calls and results as flows between named slices: each call's flow
+ * leaves the master (pid 1) and ends where a run slice named "echo"
+ * begins next on the executor (within 1 ms); each result's flow leaves
+ * the executor after such a run ended (within 1 ms) and ends on the
+ * master.  And the rows' names. */
+static const char flows_py[] =
+    "import json, sys, collections\n"
+    "d = json.load(open(sys.argv[1], encoding='utf-8'))['traceEvents']\n"
+    "runs = collections.defaultdict(list); fl = collections.defaultdict(dict)\n"
+    "names = set(); c = collections.Counter()\n"
+    "for e in d:\n"
+    "    if e['ph'] == 'X' and e['cat'] == 'run':\n"
+    "        runs[(e['pid'], e['tid'])].append((e['ts'], e['ts'] + e['dur'],"
+    " e['name']))\n"
+    "    if e['ph'] in 'sf': fl[e['id']][e['ph']] = e\n"
+    "    if e['ph'] == 'M' and e['name'] == 'thread_name':"
+    " names.add(e['args']['name'])\n"
+    "for v in runs.values(): v.sort()\n"
+    "for f in fl.values():\n"
+    "    s, t = f['s'], f['f']; k = s['name']; c['flow.' + k] += 1\n"
+    "    if k == 'call' and s['pid'] == 1:\n"
+    "        nxt = [r for r in runs[(t['pid'], t['tid'])] if r[0] >= t['ts']]\n"
+    "        if nxt and nxt[0][2] == 'echo' and nxt[0][0] - t['ts'] < 1000:"
+    " c['call_to_run'] += 1\n"
+    "    if k == 'result' and t['pid'] == 1:\n"
+    "        prv = [r for r in runs[(s['pid'], s['tid'])] if r[1] <= s['ts']]\n"
+    "        if prv and prv[-1][2] == 'echo' and s['ts'] - prv[-1][1] < 1000:"
+    " c['result_from_run'] += 1\n"
+    "for n in ('master', 'worker 2 executor 1', 'worker 3 executor 1',"
+    " 'worker 2 I/O'):\n"
+    "    c['named'] += n in names\n"
+    "for k, v in sorted(c.items()): print(k.replace(' ', '_'), v)\n";
+
+static void
+check_flows(const char *json)
+{
+	char py[900], cmd[2000];
+	vu_counts c;
+	FILE *f;
+
+	snprintf(py, sizeof py, "%s.flows.py", json);
+	REQUIRE((f = fopen(py, "w")) != NULL);
+	fputs(flows_py, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", py, json);
+	vu_run(cmd, &c);
+	unlink(py);
+	CHECK(c.ok);
+	CHECK_EQ_U64(vu_get(&c, "flow.call"), CALLS);
+	CHECK_EQ_U64(vu_get(&c, "call_to_run"), CALLS);
+	CHECK_EQ_U64(vu_get(&c, "flow.result"), CALLS);
+	CHECK_EQ_U64(vu_get(&c, "result_from_run"), CALLS);
+	CHECK_EQ_U64(vu_get(&c, "flow.message"), 0);
+	CHECK_EQ_U64(vu_get(&c, "named"), 4);
+}
+
 /* The JSON and OTF2 outputs at prefix against the merged trace's .prv
  * (its counts) and .pcf (at merged). */
 static void
@@ -93,20 +149,31 @@ check_outputs(const char *prefix, const char *merged, const vu_counts *prv)
 	REQUIRE(vu_json_counts(path, &js));
 	CHECK(js.ok);
 	CHECK_EQ_U64(vu_get(&js, "nested"), 1);
-	CHECK_EQ_U64(vu_get(&js, "ph.i"), vu_get(prv, "events"));
+	CHECK_EQ_U64(vu_get(&js, "ph.i") + vu_get(prv, "run_pairs"),
+	             vu_get(prv, "events"));
+	/* every run of a remote function is a slice named after it */
+	CHECK_EQ_U64(vu_get(&js, "X.run") + vu_get(&js, "X.batch"),
+	             vu_get(prv, "run_starts"));
+	CHECK_EQ_U64(vu_get(&js, "func.echo"), CALLS);
 	CHECK_EQ_U64(vu_get(&js, "ph.s"), vu_get(prv, "comms"));
 	CHECK_EQ_U64(vu_get(&js, "flows_paired"), vu_get(prv, "comms"));
 	CHECK_EQ_U64(vu_get(&js, "func.compute"), CALLS);
 	CHECK_EQ_U64(vu_get(&js, "M.process_name"), 3);
 	state_times_agree(merged, &js, prv);
+	check_flows(path);
 	if (!vu_have_otf2() || !vu_have("otf2-print"))
 		return;
 	snprintf(path, sizeof path, "%s-otf2/traces.otf2", prefix);
 	REQUIRE(vu_otf2_counts(path, &o2));
 	CHECK(o2.ok);
 	CHECK_EQ_U64(vu_get(&o2, "backwards"), 0);
-	CHECK_EQ_U64(vu_get(&o2, "ENTER"),
-	             vu_get(&js, "X.state") + vu_get(&js, "X.function"));
+	/* The JSON's state pieces are also split where a run begins or
+	 * ends (its runs are slices; OTF2's are not regions): at least as
+	 * many, at most two more per run. */
+	CHECK(vu_get(&o2, "ENTER") <=
+	      vu_get(&js, "X.state") + vu_get(&js, "X.function"));
+	CHECK(vu_get(&o2, "ENTER") + 2 * vu_get(&js, "X.run") >=
+	      vu_get(&js, "X.state") + vu_get(&js, "X.function"));
 	CHECK_EQ_U64(vu_get(&o2, "LEAVE"), vu_get(&o2, "ENTER"));
 	CHECK_EQ_U64(vu_get(&o2, "MPI_SEND"), vu_get(prv, "comms"));
 	CHECK_EQ_U64(vu_get(&o2, "MPI_RECV"), vu_get(prv, "comms"));

@@ -195,6 +195,61 @@ run(const char *cmd)
 	return 0;
 }
 
+/* Occurrences of s in doc. */
+static size_t
+count(const char *doc, const char *s)
+{
+	size_t k = 0;
+
+	for (const char *p = doc; (p = strstr(p, s)); p += strlen(s))
+		k++;
+	return k;
+}
+
+/* The page as the browser has it after the script ran (--dump-dom):
+ * the plot fills the window, the messages are lines with arrowheads and
+ * kinds, the runs carry the user's function's name, shown where wide
+ * enough, the idle rows are folded behind the toggle. */
+static void
+check_dom(const char *chromium, const char *dir, const char *html)
+{
+	char cmd[4096], path[700], want[64];
+	size_t n = 0;
+	char *dom;
+
+	snprintf(path, sizeof path, "%s/dom.html", dir);
+	snprintf(
+	    cmd, sizeof cmd,
+	    "timeout 90 %s --headless --no-sandbox --disable-gpu "
+	    "--disable-quic --no-first-run --disable-background-networking "
+	    "--disable-component-update --disable-sync "
+	    "--disable-dev-shm-usage --user-data-dir=%s/profile "
+	    "--window-size=%d,%d --dump-dom file://%s >%s 2>%s/dom.log",
+	    chromium, dir, SHOT_W, SHOT_H, html, path, dir);
+	REQUIRE(run(cmd) == 0);
+	dom = slurp(path, &n);
+	REQUIRE(dom != NULL);
+	dom = realloc(dom, n + 1);
+	REQUIRE(dom != NULL);
+	dom[n] = '\0';
+	snprintf(want, sizeof want, "id=\"tl\" width=\"%d\"", SHOT_W);
+	CHECK(strstr(dom, want) != NULL);
+	CHECK(count(dom, "marker-end=\"url(#a0)\"") >= 10);
+	CHECK(count(dom, "marker-end=\"url(#a1)\"") >= 10);
+	CHECK(strstr(dom, "<title>call: ") != NULL);
+	CHECK(strstr(dom, "<title>result: ") != NULL);
+	CHECK(strstr(dom, ">call</text>") && strstr(dom, ">result</text>"));
+	CHECK(count(dom, "mandel_tile (remote function run)") >= 10);
+	CHECK(count(dom, "visibility=\"visible\">mandel_tile</text>") >= 10);
+	CHECK(strstr(dom, "idle the whole range folded: click to show"));
+	CHECK(strstr(dom, ">worker 2 executor 1</text>") != NULL);
+	CHECK(strstr(dom, ">master</text>") != NULL);
+	printf("view_shot: DOM: %zu call arrows, %zu run labels shown\n",
+	       count(dom, "marker-end=\"url(#a0)\""),
+	       count(dom, "visibility=\"visible\">mandel_tile</text>"));
+	free(dom);
+}
+
 /* The colours of a picture: how many distinct ones, and how many pixels
  * are of rgb a, of rgb b, and not white. */
 static void
@@ -269,6 +324,17 @@ main(void)
 	CHECK_EQ_U64(img.h, SHOT_H);
 	colours(&img, 0x0000ff, 0x75c3ff, &distinct, &running, &idle,
 	        &nonwhite);
+	{
+		size_t d2, red, black, nw2;
+
+		/* the heads of the result arrows (#d40000) and of the call
+		 * arrows (black) */
+		colours(&img, 0xd40000, 0x000000, &d2, &red, &black, &nw2);
+		printf("view_shot: %zu px of result arrows, %zu px black\n",
+		       red, black);
+		CHECK(red >= 50);
+		CHECK(black >= 100);
+	}
 	total = (size_t)img.w * img.h;
 	printf("view_shot: %zu colours; Running %zu px, Idle %zu px, not "
 	       "white %zu of %zu px\n",
@@ -282,9 +348,11 @@ main(void)
 		snprintf(cmd, sizeof cmd, "cp %s %s", shot, keep);
 		CHECK(run(cmd) == 0);
 	}
+	check_dom(chromium, dir, html);
 	free(buf);
 	free(img.px);
-	tu_rmtree(dir);
+	if (!tu_failures)
+		tu_rmtree(dir);
 	return tu_report("view_shot");
 }
 

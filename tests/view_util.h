@@ -363,7 +363,9 @@ vu_otf2_counts(const char *anchor, vu_counts *c)
 	return true;
 }
 
-/* Our own .prv: event pairs that are not user functions ("events"),
+/* Our own .prv: event pairs that are not user functions ("events"; of
+ * them, "run_pairs" of types 71000001 and 71000016 and "run_starts"
+ * with a value other than 0),
  * user function pairs ("funcs"), communications ("comms"), state
  * records other than Not created ("states") and ns per state number
  * ("state.N"). */
@@ -395,9 +397,16 @@ vu_prv_counts(const char *prefix, vu_counts *c)
 			snprintf(key, sizeof key, "state.%llu", v[7]);
 			vu_add(c, key, (long long)(v[6] - v[5]));
 		} else if (v[0] == 2) {
-			for (int i = 6; i + 1 < n; i += 2)
+			for (int i = 6; i + 1 < n; i += 2) {
 				vu_add(c, v[i] == 60000019 ? "funcs" : "events",
 				       1);
+				/* dwork's runs: slices in the JSON */
+				if (v[i] == 71000001 || v[i] == 71000016)
+					vu_add(c, "run_pairs", 1);
+				if ((v[i] == 71000001 || v[i] == 71000016) &&
+				    v[i + 1])
+					vu_add(c, "run_starts", 1);
+			}
 		} else if (v[0] == 3) {
 			vu_add(c, "comms", 1);
 		}

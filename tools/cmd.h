@@ -2,6 +2,12 @@
 #ifndef DW_TOOLS_CMD_H
 #define DW_TOOLS_CMD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "merge/cut.h"
+
 /* Exit codes shared by every command (docs/tools.md). */
 enum cmd_exit {
 	CMD_OK = 0,      /* done, nothing wrong */
@@ -28,5 +34,34 @@ int cmd_view(int argc, char **argv);
  * DIR without ".trace", or DIR/trace for ".", ".." and "/".  Allocated;
  * NULL when out of memory. */
 char *merge_default_prefix(const char *dir);
+
+/* cmd_trace.c.  Checks TRACE before it is read: -1 when it exists (and,
+ * a directory, holds trace files); else prints what is wrong and what to
+ * give instead, under "dwork CMD", and returns CMD_FAILED. */
+int cmd_trace_check(const char *cmd, const char *trace);
+
+/* "2.5ms", "40us", "3s", "300ns" or plain ns; false when not a time. */
+bool cmd_parse_time(const char *s, uint64_t *ns);
+
+/* ns with the largest unit that keeps it >= 1 ("2.5 ms"). */
+void cmd_print_time(FILE *f, uint64_t ns);
+
+/* Cutting a trace (merge/cut.h) from the command line: --from T, --to T,
+ * --tasks LIST, --max-bytes N (also --opt=VALUE). */
+struct cmd_cut {
+	cut_opts o;
+	cut_range *ranges; /* owned */
+};
+
+/* argv[*i] as a cut option: -1 when it is none, 0 when taken (*i past
+ * its value), CMD_USAGE after a message naming the bad value. */
+int cmd_cut_option(const char *cmd, int argc, char **argv, int *i,
+                   struct cmd_cut *c);
+
+/* -1 when the window is not empty, else CMD_USAGE after a message. */
+int cmd_cut_check(const char *cmd, const struct cmd_cut *c);
+
+/* What the cut left out, on stdout, under the summary. */
+void cmd_cut_report(const struct cmd_cut *c, const cut_report *r);
 
 #endif

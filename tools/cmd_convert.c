@@ -21,14 +21,18 @@ convert_usage(FILE *out)
 	size_t n;
 	const mg_format *f = mg_formats(&n);
 
-	fprintf(out,
-	        "usage: dwork convert TRACE [-f FORMATS] [-o PREFIX] [-q]\n\n"
-	        "Writes a trace in other formats.  TRACE is a merged Paraver "
-	        "trace (FILE.prv,\nwith its .pcf and .row beside it: dwork's, "
-	        "or another tool's such as\nExtrae's) or a trace directory "
-	        "(merged on the way, as dwork merge does).\n\n"
-	        "  -f, --format LIST    formats, comma-separated "
-	        "(default " CONVERT_DEFAULT "):\n");
+	fprintf(
+	    out,
+	    "usage: dwork convert TRACE [-f FORMATS] [-o PREFIX] [--from T] "
+	    "[--to T]\n"
+	    "                     [--tasks LIST] [--max-bytes N] "
+	    "[-q]\n\n"
+	    "Writes a trace in other formats.  TRACE is a merged Paraver "
+	    "trace (FILE.prv,\nwith its .pcf and .row beside it: dwork's, "
+	    "or another tool's such as\nExtrae's) or a trace directory "
+	    "(merged on the way, as dwork merge does).\n\n"
+	    "  -f, --format LIST    formats, comma-separated "
+	    "(default " CONVERT_DEFAULT "):\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "                       %s: ", f[i].name);
 		fprintf(out, f[i].outputs, "PREFIX");
@@ -37,6 +41,14 @@ convert_usage(FILE *out)
 	fprintf(out,
 	        "  -o, --output PREFIX  where to write (default: TRACE without "
 	        "its .prv or\n                       .trace suffix)\n"
+	        "  --from T, --to T     keep only this window (T: 2.5s, "
+	        "120ms, 40us, 300ns)\n"
+	        "  --tasks LIST         keep only these tasks (dwork process "
+	        "ids = Paraver\n"
+	        "                       tasks: 1 the master, 3 worker 3; "
+	        "1,3-5)\n"
+	        "  --max-bytes N        end the window where the .prv would "
+	        "pass N bytes\n"
 	        "  -q, --quiet          no summary\n"
 	        "  -h, --help           this text\n\n"
 	        "exit: 0 written, 1 written but some input was damaged (each "
@@ -47,6 +59,7 @@ convert_usage(FILE *out)
 struct convert_args {
 	const char *trace, *prefix, *formats;
 	bool quiet;
+	struct cmd_cut cut;
 };
 
 static int
@@ -67,8 +80,14 @@ convert_parse(int argc, char **argv, struct convert_args *a)
 
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
+		int rc =
+		    opts ? cmd_cut_option("convert", argc, argv, &i, &a->cut)
+		         : -1;
 
-		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+		} else if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
 			convert_usage(stdout);
 			return CMD_OK;
 		} else if (opts &&
@@ -98,7 +117,7 @@ convert_parse(int argc, char **argv, struct convert_args *a)
 	}
 	if (!a->trace)
 		return usage_error("%s", "no TRACE given");
-	return -1;
+	return cmd_cut_check("convert", &a->cut);
 }
 
 static bool
@@ -156,35 +175,71 @@ convert_summary(const mg_format *const *fmts, size_t n, const char *prefix,
 	}
 }
 
+struct convert_src {
+	const char *trace;
+	uint64_t records;
+	const mg_format *const *fmts;
+	size_t n;
+	const char *prefix;
+};
+
+static dw_err
+convert_source(void *ctx, mg_writer *w, rd_errlist *errs)
+{
+	struct convert_src *c = ctx;
+	mg_report rep = {0};
+	dw_err err;
+
+	if (is_dir(c->trace)) {
+		mg_opts o = {.dir = c->trace};
+
+		err = mg_merge(&o, w, errs, &rep);
+		c->records = rep.records_in;
+		return err;
+	}
+	return prvread_run(c->trace, w, errs, &c->records);
+}
+
+static dw_err
+convert_make(void *ctx, mg_writer **w)
+{
+	struct convert_src *c = ctx;
+
+	return mg_writers_new(c->fmts, c->n, c->prefix, w);
+}
+
 static int
 convert_run(const struct convert_args *a, const char *prefix,
             const mg_format *const *fmts, size_t n)
 {
-	mg_writer *w;
-	mg_report rep = {0};
+	struct convert_src src = {a->trace, 0, fmts, n, prefix};
+	bool cut = cut_wanted(&a->cut.o);
+	mg_writer *w = NULL;
+	cut_report cr;
 	rd_errlist errs;
-	uint64_t records = 0;
+	uint64_t records;
 	dw_err err;
 	int rc;
 
-	if (mg_writers_new(fmts, n, prefix, &w) != DW_OK) {
+	rd_errlist_init(&errs, stderr);
+	if (cut)
+		err = cut_run(&a->cut.o, convert_source, convert_make, &src,
+		              &errs, &cr, &w);
+	else if ((err = convert_make(&src, &w)) == DW_OK)
+		err = convert_source(&src, w, &errs);
+	if (!w) {
 		fprintf(stderr, "dwork convert: out of memory\n");
+		rd_errlist_free(&errs);
 		return CMD_FAILED;
 	}
-	rd_errlist_init(&errs, stderr);
-	if (is_dir(a->trace)) {
-		mg_opts o = {.dir = a->trace};
-
-		err = mg_merge(&o, w, &errs, &rep);
-		records = rep.records_in;
-	} else {
-		err = prvread_run(a->trace, w, &errs, &records);
-	}
+	records = src.records;
 	if (err != DW_OK)
 		fprintf(stderr, "dwork convert: %s: %s\n", a->trace,
 		        w->err[0] ? w->err : dw_strerror(err));
 	else if (!a->quiet)
 		convert_summary(fmts, n, prefix, records);
+	if (err == DW_OK && !a->quiet && cut)
+		cmd_cut_report(&a->cut, &cr);
 	rc = err != DW_OK              ? CMD_FAILED
 	     : rd_errlist_count(&errs) ? CMD_DAMAGED
 	                               : CMD_OK;
@@ -204,6 +259,8 @@ cmd_convert(int argc, char **argv)
 	char *prefix;
 
 	if (rc >= 0)
+		return rc;
+	if ((rc = cmd_trace_check("convert", a.trace)) >= 0)
 		return rc;
 	n = mg_formats_parse(a.formats ? a.formats : CONVERT_DEFAULT, fmts, 16,
 	                     msg, sizeof msg);
@@ -226,5 +283,6 @@ cmd_convert(int argc, char **argv)
 	}
 	rc = convert_run(&a, prefix, fmts, n);
 	free(prefix);
+	free(a.cut.ranges);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "merge/merge.h"
@@ -15,7 +16,9 @@ merge_usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS] [-q]\n\n"
+	    "usage: dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS] [--from T] "
+	    "[--to T]\n"
+	    "                   [--tasks LIST] [--max-bytes N] [-q]\n\n"
 	    "Merges the per-thread files of a trace directory into one "
 	    "Paraver trace:\nPREFIX.prv (records), PREFIX.pcf (labels) "
 	    "and PREFIX.row (names).\nPREFIX defaults to TRACE_DIR without "
@@ -29,6 +32,15 @@ merge_usage(FILE *out)
 	    "                       html: PREFIX.html (timeline picture; "
 	    "dwork view\n"
 	    "                       has its options)\n"
+	    "  --from T, --to T     keep only this window (T: 2.5s, 120ms, "
+	    "40us, 300ns)\n"
+	    "  --tasks LIST         keep only these tasks (dwork process ids "
+	    "= Paraver\n"
+	    "                       tasks: 1 the master, 3 worker 3; "
+	    "1,3-5)\n"
+	    "  --max-bytes N        end the window where the .prv would "
+	    "pass N bytes\n"
+	    "                       (500k, 20M, 1G)\n"
 	    "  -q, --quiet          no progress line and no summary\n"
 	    "  -h, --help           this text\n\n"
 	    "Each problem with the input is printed on one line and what "
@@ -42,6 +54,7 @@ struct merge_args {
 	const char *prefix;
 	const char *formats;
 	bool quiet;
+	struct cmd_cut cut;
 };
 
 static int
@@ -62,8 +75,13 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
+		int rc = opts ? cmd_cut_option("merge", argc, argv, &i, &a->cut)
+		              : -1;
 
-		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+		} else if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
 			merge_usage(stdout);
 			return CMD_OK;
 		} else if (opts &&
@@ -93,7 +111,7 @@ merge_parse(int argc, char **argv, struct merge_args *a)
 	}
 	if (!a->dir)
 		return usage_error("%s", "no TRACE_DIR given");
-	return -1;
+	return cmd_cut_check("merge", &a->cut);
 }
 
 /* TRACE_DIR without trailing slashes and without ".trace"; for ".",
@@ -122,6 +140,14 @@ merge_default_prefix(const char *dir)
 		p[n] = '\0';
 	}
 	return p;
+}
+
+static bool
+is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* Each stream keeps two files open. */
@@ -181,6 +207,30 @@ merge_outputs(const mg_format *const *fmts, size_t n, const char *prefix,
 	}
 }
 
+struct merge_src {
+	mg_opts o;
+	mg_report *rep;
+	const mg_format *const *fmts;
+	size_t nfmts;
+	const char *prefix;
+};
+
+static dw_err
+merge_source(void *ctx, mg_writer *w, rd_errlist *errs)
+{
+	struct merge_src *m = ctx;
+
+	return mg_merge(&m->o, w, errs, m->rep);
+}
+
+static dw_err
+merge_make(void *ctx, mg_writer **w)
+{
+	struct merge_src *m = ctx;
+
+	return mg_writers_new(m->fmts, m->nfmts, m->prefix, w);
+}
+
 static int
 merge_run(const struct merge_args *a, const char *prefix)
 {
@@ -192,6 +242,8 @@ merge_run(const struct merge_args *a, const char *prefix)
 	mg_report rep;
 	rd_errlist errs;
 	dw_err err;
+	cut_report cr;
+	bool cut = cut_wanted(&a->cut.o);
 
 	nfmts = mg_formats_parse(a->formats ? a->formats : "prv", fmts, 16, msg,
 	                         sizeof msg);
@@ -201,21 +253,37 @@ merge_run(const struct merge_args *a, const char *prefix)
 	}
 	if (!a->quiet && isatty(STDERR_FILENO))
 		o.progress = stderr;
-	if (mg_writers_new(fmts, nfmts, prefix, &w) != DW_OK) {
-		fprintf(stderr, "dwork merge: out of memory\n");
-		return CMD_FAILED;
-	}
 	rd_errlist_init(&errs, stderr);
-	err = mg_merge(&o, w, &errs, &rep);
+	if (cut) {
+		struct merge_src m = {o, &rep, fmts, nfmts, prefix};
+
+		err = cut_run(&a->cut.o, merge_source, merge_make, &m, &errs,
+		              &cr, &w);
+		if (!w) {
+			fprintf(stderr, "dwork merge: out of memory\n");
+			rd_errlist_free(&errs);
+			return CMD_FAILED;
+		}
+	} else if (mg_writers_new(fmts, nfmts, prefix, &w) != DW_OK) {
+		fprintf(stderr, "dwork merge: out of memory\n");
+		rd_errlist_free(&errs);
+		return CMD_FAILED;
+	} else {
+		err = mg_merge(&o, w, &errs, &rep);
+	}
 	if (err == DW_ENOMEM)
 		fprintf(stderr, "dwork merge: out of memory\n");
 	else if (err != DW_OK && w->err[0])
 		fprintf(stderr, "dwork merge: %s\n", w->err);
 	else if (err != DW_OK)
-		fprintf(stderr, "dwork merge: %s: nothing merged (%s)\n",
-		        a->dir, dw_strerror(err));
+		fprintf(stderr, "dwork merge: %s: nothing merged: %s\n", a->dir,
+		        err == DW_EFORMAT ? "no readable trace file, or not "
+		                            "one record (each problem is above)"
+		                          : dw_strerror(err));
 	if (err == DW_OK && !a->quiet)
 		merge_outputs(fmts, nfmts, prefix, &rep);
+	if (err == DW_OK && !a->quiet && cut)
+		cmd_cut_report(&a->cut, &cr);
 	mg_writer_free(w);
 	rd_errlist_free(&errs);
 	return err == DW_OK ? CMD_OK : CMD_FAILED;
@@ -230,6 +298,17 @@ cmd_merge(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if ((rc = cmd_trace_check("merge", a.dir)) >= 0)
+		return rc;
+	if (!is_dir(a.dir)) {
+		fprintf(stderr,
+		        "dwork merge: %s is a file, not a trace directory; "
+		        "dwork merge reads the per-process files of a traced "
+		        "run (to write a merged FILE.prv in other formats: "
+		        "dwork convert %s -f FORMATS)\n",
+		        a.dir, a.dir);
+		return CMD_FAILED;
+	}
 	prefix = a.prefix ? strdup(a.prefix) : merge_default_prefix(a.dir);
 	if (!prefix) {
 		fprintf(stderr, "dwork merge: out of memory\n");
@@ -238,5 +317,6 @@ cmd_merge(int argc, char **argv)
 	raise_fd_limit();
 	rc = merge_run(&a, prefix);
 	free(prefix);
+	free(a.cut.ranges);
 	return rc;
 }

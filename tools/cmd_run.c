@@ -8,17 +8,25 @@
  * status is therefore the command's.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/cmd.h"
 
 #define RUN_MAX_PROCS 4096
+#define RUN_UNTRACED  3 /* --trace, but the program wrote no trace */
 
 struct run_opts {
 	const char *procs; /* NULL: leave DWORK_PROCS as it is */
@@ -191,6 +199,161 @@ run_environment(const struct run_opts *o)
 	return run_set_tool();
 }
 
+/* Why execvp could not start prog, and what to do. */
+static int
+run_exec_failed(const char *prog, int e)
+{
+	struct stat st;
+	size_t n = strlen(prog);
+
+	if (e == ENOENT && !strchr(prog, '/') && stat(prog, &st) == 0) {
+		fprintf(stderr,
+		        "dwork run: '%s' is not on PATH (a name without '/' "
+		        "is searched in PATH, not in the current directory)",
+		        prog);
+		if (n > 2 && !strcmp(prog + n - 2, ".c"))
+			fprintf(stderr,
+			        "; %s is C source: build it first (cc %s -o "
+			        "%.*s -ldwork) and run ./%.*s\n",
+			        prog, prog, (int)(n - 2), prog, (int)(n - 2),
+			        prog);
+		else
+			fprintf(stderr, "; to run the file here, say ./%s\n",
+			        prog);
+	} else {
+		fprintf(stderr, "dwork run: cannot run '%s': %s\n", prog,
+		        strerror(e));
+	}
+	return e == ENOENT ? 127 : 126;
+}
+
+/* The directory the traced run writes: --trace=DIR, else what the
+ * runtime picks (DWT_DIR, else PROGRAM.trace with PROGRAM from
+ * DWT_PROGRAM or the executable's file name). */
+static void
+run_trace_dir(const struct run_opts *o, const char *exe, char *out, size_t len)
+{
+	const char *d = getenv("DWT_DIR"), *p = getenv("DWT_PROGRAM");
+	char real[PATH_MAX];
+	const char *b;
+
+	if (o->dir) {
+		snprintf(out, len, "%s", o->dir);
+	} else if (d && *d) {
+		snprintf(out, len, "%s", d);
+	} else {
+		if (!(p && *p)) {
+			p = realpath(exe, real) ? real : exe;
+			b = strrchr(p, '/');
+			p = b ? b + 1 : p;
+		}
+		snprintf(out, len, "%.*s.trace", (int)(len - 7), p);
+	}
+}
+
+/* Whether the run wrote a trace file into dir since start. */
+static int
+run_traced(const char *dir, const struct timespec *start)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+	struct stat st;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 4 || (strcmp(de->d_name + n - 4, ".dwp") &&
+		              strcmp(de->d_name + n - 4, ".dwt")))
+			continue;
+		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >=
+		    (int)sizeof path)
+			continue;
+		found = stat(path, &st) == 0 &&
+		        (st.st_mtim.tv_sec > start->tv_sec ||
+		         (st.st_mtim.tv_sec == start->tv_sec &&
+		          st.st_mtim.tv_nsec >= start->tv_nsec));
+	}
+	closedir(d);
+	return found;
+}
+
+/* The program's path as execvp would find it (for naming its trace). */
+static void
+run_which(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	snprintf(out, len, "%s", prog);
+	if (strchr(prog, '/') || !path)
+		return;
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(out, len, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (access(out, X_OK) == 0)
+			return;
+		path += n + (path[n] == ':');
+	}
+	snprintf(out, len, "%s", prog);
+}
+
+/* Runs the program as a child and waits: with --trace the tool checks
+ * afterwards that the program started dwork (wrote its trace), which it
+ * cannot do once it has replaced itself. */
+static int
+run_traced_child(const struct run_opts *o, char **argv)
+{
+	struct timespec start;
+	char exe[PATH_MAX], dir[PATH_MAX];
+	int fds[2], status, e = 0;
+	pid_t pid;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &start);
+	if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "dwork run: cannot start '%s': %s\n", argv[0],
+		        strerror(errno));
+		return 126;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(fds[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(fds[1]);
+	signal(SIGINT, SIG_IGN); /* the terminal's ^C reaches the program */
+	signal(SIGQUIT, SIG_IGN);
+	if (read(fds[0], &e, sizeof e) != (ssize_t)sizeof e)
+		e = 0;
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (e)
+		return run_exec_failed(argv[0], e);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	run_which(argv[0], exe, sizeof exe);
+	run_trace_dir(o, exe, dir, sizeof dir);
+	if (!run_traced(dir, &start)) {
+		fprintf(stderr,
+		        "dwork run: '%s' never started dwork: no trace was "
+		        "written into %s/ (a program traced by dwork run "
+		        "calls dw_init, or dwt_init, at its start)\n",
+		        argv[0], dir);
+		return WEXITSTATUS(status) ? WEXITSTATUS(status) : RUN_UNTRACED;
+	}
+	return WEXITSTATUS(status);
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -207,9 +370,8 @@ cmd_run(int argc, char **argv)
 	if (run_environment(&o))
 		return CMD_FAILED;
 	fflush(NULL);
+	if (o.trace)
+		return run_traced_child(&o, argv + prog);
 	execvp(argv[prog], argv + prog);
-	int e = errno;
-	fprintf(stderr, "dwork run: cannot run '%s': %s\n", argv[prog],
-	        strerror(e));
-	return e == ENOENT ? 127 : 126;
+	return run_exec_failed(argv[prog], errno);
 }

@@ -41,10 +41,18 @@ stats_parse(int argc, char **argv, const char **trace, enum stats_fmt *fmt)
 		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
 			stats_usage(stdout);
 			return CMD_OK;
-		} else if (opts && !strcmp(s, "--csv")) {
-			*fmt = F_CSV;
-		} else if (opts && !strcmp(s, "--json")) {
-			*fmt = F_JSON;
+		} else if (opts &&
+		           (!strcmp(s, "--csv") || !strcmp(s, "--json"))) {
+			enum stats_fmt want = s[2] == 'c' ? F_CSV : F_JSON;
+
+			if (*fmt != F_TEXT && *fmt != want) {
+				fprintf(stderr,
+				        "dwork stats: --csv and --json "
+				        "exclude each other: give one (one "
+				        "table, or one JSON object)\n");
+				return CMD_USAGE;
+			}
+			*fmt = want;
 		} else if (opts && !strcmp(s, "--")) {
 			opts = false;
 		} else if ((opts && s[0] == '-' && s[1]) || *trace) {
@@ -75,6 +83,8 @@ cmd_stats(int argc, char **argv)
 	dw_err err;
 
 	if (rc >= 0)
+		return rc;
+	if ((rc = cmd_trace_check("stats", trace)) >= 0)
 		return rc;
 	if (st_stats_new(trace, &s) != DW_OK) {
 		fprintf(stderr, "dwork stats: out of memory\n");

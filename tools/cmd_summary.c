@@ -66,6 +66,8 @@ cmd_summary(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if ((rc = cmd_trace_check("summary", trace)) >= 0)
+		return rc;
 	if (st_stats_new(trace, &s) != DW_OK) {
 		fprintf(stderr, "dwork summary: out of memory\n");
 		return CMD_FAILED;

@@ -52,27 +52,6 @@ usage_error(const char *what, const char *arg)
 	return CMD_USAGE;
 }
 
-/* "2.5ms" and the like to ns. */
-static bool
-parse_time(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *u;
-		double f;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1}};
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || !(v >= 0) || v > 1.8e19)
-		return false;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (!strcmp(end, units[i].u) && v * units[i].f < 1.8e19) {
-			*ns = (uint64_t)llround(v * units[i].f);
-			return true;
-		}
-	return false;
-}
-
 static int
 view_value(struct view_args *a, const char *opt, const char *v)
 {
@@ -83,10 +62,10 @@ view_value(struct view_args *a, const char *opt, const char *v)
 	if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) {
 		a->out = v;
 	} else if (!strcmp(opt, "--from")) {
-		if (!parse_time(v, &a->o.from))
+		if (!cmd_parse_time(v, &a->o.from))
 			return usage_error("not a time:", v);
 	} else if (!strcmp(opt, "--to")) {
-		if (!parse_time(v, &a->o.to) || a->o.to == 0)
+		if (!cmd_parse_time(v, &a->o.to) || a->o.to == 0)
 			return usage_error("not a time after 0:", v);
 	} else {
 		unsigned long w = strtoul(v, &end, 10);
@@ -132,8 +111,15 @@ view_parse(int argc, char **argv, struct view_args *a)
 	}
 	if (!a->trace)
 		return usage_error("no TRACE given", "");
-	if (a->o.to && a->o.from >= a->o.to)
-		return usage_error("--from is not before --to", "");
+	if (a->o.to && a->o.from >= a->o.to) {
+		fprintf(stderr,
+		        "dwork view: the range to draw is empty: --from ");
+		cmd_print_time(stderr, a->o.from);
+		fprintf(stderr, " is not before --to ");
+		cmd_print_time(stderr, a->o.to);
+		fprintf(stderr, "; give --from T1 --to T2 with T1 < T2\n");
+		return CMD_USAGE;
+	}
 	return -1;
 }
 
@@ -185,6 +171,8 @@ cmd_view(int argc, char **argv)
 	dw_err err;
 
 	if (rc >= 0)
+		return rc;
+	if ((rc = cmd_trace_check("view", a.trace)) >= 0)
 		return rc;
 	out = a.out ? strdup(a.out)
 	            : default_out(a.trace, a.o.svg ? ".svg" : ".html");

@@ -199,7 +199,8 @@ floors_index(mg_ctx *c, floors *fl)
 	if (!pm)
 		return DW_ENOMEM;
 	fl->pmax = pm;
-	qsort(fl->v, fl->n, sizeof *fl->v, sfloor_cmp);
+	if (fl->n)
+		qsort(fl->v, fl->n, sizeof *fl->v, sfloor_cmp);
 	memset(fl->count, 0, c->nstreams * sizeof *fl->count);
 	for (size_t i = 0; i < fl->n; i++) {
 		uint32_t s = fl->v[i].stream;
@@ -364,7 +365,8 @@ causal_setup(mg_ctx *c)
 		err = DW_ENOMEM;
 	for (size_t i = 0; err == DW_OK && i < c->nxparts; i++)
 		c->xparts[i].t = xpart_time(c, &c->xparts[i]);
-	qsort(c->xparts, c->nxparts, sizeof *c->xparts, xpart_cmp);
+	if (c->nxparts)
+		qsort(c->xparts, c->nxparts, sizeof *c->xparts, xpart_cmp);
 	if (err == DW_OK)
 		err = floors_find(c, &fl);
 	for (size_t i = 0, j; err == DW_OK && i < c->nxparts; i = j) {

@@ -189,7 +189,8 @@ group_pairs(mg_ctx *c, const mg_proc *lead, rd_pair **out, size_t *n)
 
 		if (!tsc_member(&c->procs[i], lead, c))
 			continue;
-		memcpy(v + *n, k2->pairs, k2->n * sizeof *v);
+		if (k2->n)
+			memcpy(v + *n, k2->pairs, k2->n * sizeof *v);
 		*n += k2->n;
 	}
 	*out = v;
@@ -308,7 +309,8 @@ group_syncs(mg_ctx *c, const mg_proc *lead, mg_sync **out, size_t *n)
 
 		if (!member(c, p, lead))
 			continue;
-		memcpy(v + *n, p->syncs, p->nsyncs * sizeof *v);
+		if (p->nsyncs)
+			memcpy(v + *n, p->syncs, p->nsyncs * sizeof *v);
 		*n += p->nsyncs;
 	}
 	*out = v;

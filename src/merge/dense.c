@@ -248,7 +248,8 @@ sort_names(mg_ctx *c, int cls)
 			if (m->v[j].value)
 				d->names[k++] = m->v[j].name;
 	}
-	qsort(d->names, k, sizeof *d->names, str_cmp);
+	if (k)
+		qsort(d->names, k, sizeof *d->names, str_cmp);
 	d->n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!d->n || strcmp(d->names[d->n - 1], d->names[i]))

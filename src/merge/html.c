@@ -63,8 +63,11 @@ on_state(html_writer *h, const mg_rec *r)
 	hw_thread *t = &h->threads[r->thread];
 	double *cols, x0, x1, ns_px = (double)h->span / h->width;
 
-	if (r->u.state.state != HW_NOT_CREATED)
+	if (r->u.state.state != HW_NOT_CREATED) {
 		t->records = true;
+		if (r->u.state.end > t->live)
+			t->live = r->u.state.end;
+	}
 	if (b >= e)
 		return DW_OK;
 	cols = state_cols(h, t, r->u.state.state);
@@ -168,6 +171,134 @@ on_comm(html_writer *h, const mg_rec *r)
 	return DW_OK;
 }
 
+/* ---- Runs and user events ---------------------------------------------------
+ */
+
+static bool
+grow(void **v, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 16;
+	void *w = realloc(*v, n * size);
+
+	if (!w)
+		return false;
+	*v = w;
+	*cap = n;
+	return true;
+}
+
+/* Adds the run [b, e) of id, clipped to the range; a run narrower than
+ * a pixel joins the one before when they meet in one column. */
+static dw_err
+seg_add(html_writer *h, hw_thread *t, int kind, uint64_t id, uint64_t b,
+        uint64_t e)
+{
+	hw_seg *p = NULL;
+	double x0, x1;
+
+	if (b < h->from)
+		b = h->from;
+	if (e > h->to)
+		e = h->to;
+	if (b >= e)
+		return DW_OK;
+	x0 = hw_x(h, b);
+	x1 = hw_x(h, e);
+	for (size_t i = t->nsegs; i-- > 0 && !p;)
+		if (t->segs[i].kind == kind)
+			p = &t->segs[i];
+	if (p && (int64_t)x0 <= (int64_t)p->x1 &&
+	    (x1 - x0 < 1 || p->x1 - p->x0 < 1)) {
+		p->x1 = x1;
+		p->e = e;
+		p->count++;
+		p->mixed |= p->id != id;
+		return DW_OK;
+	}
+	if (t->nsegs == t->capsegs &&
+	    !grow((void **)&t->segs, &t->capsegs, sizeof *t->segs))
+		return fail(h, DW_ENOMEM, "out of memory");
+	t->segs[t->nsegs++] =
+	    (hw_seg){x0, x1, b, e, id, 1, false, (uint8_t)kind};
+	return DW_OK;
+}
+
+/* A value of DW_EV_FUNCTION or of type 60000019: what runs from t. */
+static dw_err
+run_change(html_writer *h, hw_thread *t, int kind, uint64_t t_ns,
+           uint64_t value)
+{
+	dw_err err = DW_OK;
+
+	if (t->cur[kind] == value)
+		return DW_OK;
+	if (t->cur[kind])
+		err = seg_add(h, t, kind, t->cur[kind], t->since[kind], t_ns);
+	t->cur[kind] = value;
+	t->since[kind] = t_ns;
+	return err;
+}
+
+void
+hw_close_runs(html_writer *h)
+{
+	for (size_t i = 0; i < h->nthreads; i++) {
+		hw_thread *t = &h->threads[i];
+
+		for (int k = 0; k < HW_NKINDS; k++)
+			if (t->cur[k] && t->live > t->since[k])
+				(void)run_change(h, t, k, t->live, 0);
+	}
+}
+
+/* A program's own event (not dwork's 71000xxx, not a user function). */
+static bool
+user_type(uint32_t type)
+{
+	return type != HW_TYPE_FUNC && (type < 71000000u || type > 71999999u);
+}
+
+static dw_err
+mark_add(html_writer *h, hw_thread *t, uint64_t ts, const mg_pair *p)
+{
+	double x = hw_x(h, ts);
+	hw_mark *m = t->nmarks ? &t->marks[t->nmarks - 1] : NULL;
+
+	h->marks_in++;
+	if (m && (int64_t)m->x == (int64_t)x) {
+		m->count++;
+		m->mixed |= m->type != p->type || m->value != p->value;
+		return DW_OK;
+	}
+	if (t->nmarks == t->capmarks &&
+	    !grow((void **)&t->marks, &t->capmarks, sizeof *t->marks))
+		return fail(h, DW_ENOMEM, "out of memory");
+	t->marks[t->nmarks++] = (hw_mark){x, ts, p->type, 1, p->value, false};
+	return DW_OK;
+}
+
+static dw_err
+on_event(html_writer *h, const mg_rec *r)
+{
+	hw_thread *t = &h->threads[r->thread];
+	dw_err err = DW_OK;
+	bool in = r->time >= h->from && r->time <= h->to;
+
+	t->records = true;
+	h->events++;
+	for (uint32_t i = 0; err == DW_OK && i < r->u.event.n; i++) {
+		const mg_pair *p = &r->u.event.pairs[i];
+
+		if (p->type == HW_TYPE_RUN)
+			err = run_change(h, t, HW_RUN, r->time, p->value);
+		else if (p->type == HW_TYPE_FUNC)
+			err = run_change(h, t, HW_FUNC, r->time, p->value);
+		else if (in && user_type(p->type))
+			err = mark_add(h, t, r->time, p);
+	}
+	return err;
+}
+
 /* ---- Writer ----------------------------------------------------------------
  */
 
@@ -215,9 +346,7 @@ hw_record(mg_writer *w, const mg_rec *r)
 		return on_state(h, r);
 	if (r->kind == MG_COMM)
 		return on_comm(h, r);
-	h->threads[r->thread].records = true;
-	h->events++;
-	return DW_OK;
+	return on_event(h, r);
 }
 
 static dw_err
@@ -229,6 +358,7 @@ hw_end(mg_writer *w, const mg_info *info)
 
 	if (err != DW_OK)
 		return err;
+	hw_close_runs(h);
 	int fd = sf_create(h->tmp, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
@@ -261,6 +391,8 @@ hw_free(mg_writer *w)
 			free(h->threads[i].cols[k]);
 		free(h->threads[i].cols);
 		free(h->threads[i].state);
+		free(h->threads[i].segs);
+		free(h->threads[i].marks);
 	}
 	free(h->threads);
 	free(h->lines);

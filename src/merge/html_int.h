@@ -10,13 +10,45 @@
 #define HW_WIDTH       960
 #define HW_MAX_LINES   20000
 #define HW_NOT_CREATED 2 /* Paraver's "Not created": drawn as nothing */
+#define HW_IDLE        0
+#define HW_TYPE_RUN    71000001u /* DW_EV_FUNCTION */
+#define HW_TYPE_FUNC   60000019u /* user functions (Extrae's type) */
 
-/* A thread: the ns it spent in each state per pixel column. */
+enum { HW_RUN, HW_FUNC, HW_NKINDS }; /* DW_EV_FUNCTION, type 60000019 */
+
+/* What ran on a thread: one run of a function, or the runs of a few
+ * pixels drawn as one (count > 1; mixed: of several functions). */
+typedef struct hw_seg {
+	double x0, x1;  /* plot px */
+	uint64_t b, e;  /* ns: the first's begin, the last's end */
+	uint64_t id;    /* the first's function */
+	uint32_t count; /* runs it stands for */
+	bool mixed;
+	uint8_t kind; /* HW_RUN or HW_FUNC */
+} hw_seg;
+
+/* A user event, or the events of one pixel column of a thread. */
+typedef struct hw_mark {
+	double x;
+	uint64_t t; /* the first's */
+	uint32_t type, count;
+	uint64_t value;
+	bool mixed;
+} hw_mark;
+
+/* A thread: the ns it spent in each state per pixel column, what ran
+ * on it, its own events. */
 typedef struct hw_thread {
 	uint32_t nused;  /* states it entered in the range */
 	uint32_t *state; /* state[i] owns cols[i] */
 	double **cols;   /* cols[i][c]: ns in state[i] in column c */
 	bool records;    /* has a record other than "Not created" */
+	uint64_t live;   /* end of its last state other than Not created */
+	uint64_t cur[HW_NKINDS], since[HW_NKINDS]; /* what runs now */
+	hw_seg *segs;
+	size_t nsegs, capsegs;
+	hw_mark *marks;
+	size_t nmarks, capmarks;
 } hw_thread;
 
 /* A message path: sender, receiver and their pixel columns (-1 before
@@ -40,9 +72,12 @@ typedef struct html_writer {
 	size_t nthreads;
 	hw_line *lines; /* open addressing, lcap a power of two */
 	size_t lcap, nlines;
-	uint64_t messages, events;
+	uint64_t messages, events, marks_in; /* marks_in: user events drawn */
 	st_stats *st; /* the figures shown under the legend */
 } html_writer;
+
+/* Ends what runs on every thread at its end (before hw_draw). */
+void hw_close_runs(html_writer *h);
 
 /* Pixel position (from the plot's left edge) of time t in ns. */
 double hw_x(const html_writer *h, uint64_t t);

@@ -67,6 +67,9 @@ typedef struct json_writer {
 	size_t ntypes;
 	js_name *funcs; /* by function id, filled when first used */
 	size_t nfuncs;
+	js_name *runs[2]; /* DW_EV_FUNCTION, DW_EV_BATCH values: the same */
+	size_t nruns[2];
+	bool runtime; /* the dwork runtime's trace: flows named by kind */
 	uint64_t flows;
 	bool any;     /* an event was written */
 	st_stats *st; /* the figures, written into otherData at the end */
@@ -163,37 +166,56 @@ name_set(js_name *n, const char *s)
 	return DW_OK;
 }
 
+/* The name of a region: a user function (type 60000019), or the value
+ * of DW_EV_FUNCTION (which = 0) or DW_EV_BATCH (1), cached by id in
+ * *tab (of *ntab entries). */
 static const js_name *
-func_name(json_writer *j, uint64_t id)
+region_name(json_writer *j, js_name **tab, size_t *ntab, int which, uint64_t id)
 {
 	static const js_name none = {"function", 8};
 	char buf[48];
 	const char *s;
 
-	if (id >= j->nfuncs) {
-		size_t n = j->nfuncs ? j->nfuncs : 64;
+	if (id >= *ntab) {
+		size_t n = *ntab ? *ntab : 64;
 		js_name *v;
 
 		while (n <= id && n < ((size_t)1 << 40))
 			n *= 2;
-		v = n > id ? realloc(j->funcs, n * sizeof *v) : NULL;
+		v = n > id ? realloc(*tab, n * sizeof *v) : NULL;
 		if (!v)
 			return &none;
-		memset(v + j->nfuncs, 0, (n - j->nfuncs) * sizeof *v);
-		j->funcs = v;
-		j->nfuncs = n;
+		memset(v + *ntab, 0, (n - *ntab) * sizeof *v);
+		*tab = v;
+		*ntab = n;
 	}
-	if (!j->funcs[id].s) {
-		s = lb_func(j->info, id);
+	if (!(*tab)[id].s) {
+		s = which < 0 ? lb_func(j->info, id)
+		    : which
+		        ? lb_value(lb_type(j->info->labels, LB_TYPE_BATCH), id)
+		        : lb_value(lb_type(j->info->labels, LB_TYPE_RUN), id);
 		if (!s) {
-			snprintf(buf, sizeof buf, "function %llu",
+			snprintf(buf, sizeof buf, "%s %llu",
+			         which > 0 ? "batch" : "function",
 			         (unsigned long long)id);
 			s = buf;
 		}
-		if (name_set(&j->funcs[id], s) != DW_OK)
+		if (name_set(&(*tab)[id], s) != DW_OK)
 			return &none;
 	}
-	return &j->funcs[id];
+	return &(*tab)[id];
+}
+
+static const js_name *
+func_name(json_writer *j, uint64_t id)
+{
+	if (id & NEST_RUN)
+		return region_name(j, &j->runs[0], &j->nruns[0], 0,
+		                   id & ~NEST_KINDS);
+	if (id & NEST_BATCH)
+		return region_name(j, &j->runs[1], &j->nruns[1], 1,
+		                   id & ~NEST_KINDS);
+	return region_name(j, &j->funcs, &j->nfuncs, -1, id);
 }
 
 /* ---- Output -------------------------------------------------------------- */
@@ -269,7 +291,11 @@ slice_put(json_writer *j, uint32_t thread, const js_slice *s)
 		PUT(p, "State ");
 		p = ob_u64(p, s->id);
 	}
-	if (s->kind == NEST_FUNC)
+	if (s->kind == NEST_FUNC && (s->id & NEST_RUN))
+		PUT(p, "\",\"cat\":\"run\"}");
+	else if (s->kind == NEST_FUNC && (s->id & NEST_BATCH))
+		PUT(p, "\",\"cat\":\"batch\"}");
+	else if (s->kind == NEST_FUNC)
 		PUT(p, "\",\"cat\":\"function\"}");
 	else
 		PUT(p, "\",\"cat\":\"state\"}");
@@ -393,6 +419,12 @@ events(json_writer *j, const mg_rec *r)
 		if (pr->type == LB_TYPE_FUNC) {
 			err =
 			    nest_func(&j->nest, r->thread, r->time, pr->value);
+		} else if (pr->type == LB_TYPE_RUN ||
+		           pr->type == LB_TYPE_BATCH) {
+			err = nest_run(&j->nest, r->thread, r->time,
+			               pr->type == LB_TYPE_RUN ? NEST_RUN
+			                                       : NEST_BATCH,
+			               pr->value);
 		} else {
 			err = nest_touch(&j->nest, r->thread, r->time);
 			if (err == DW_OK)
@@ -414,10 +446,24 @@ recv_time(const mg_rec *r)
 	return t > r->time ? t : r->time;
 }
 
+/* A message's name: its kind in a dwork runtime trace ("call", ...). */
+static const char *
+flow_name(const json_writer *j, uint32_t tag)
+{
+	const char *k = j->runtime ? lb_comm_kind(tag) : NULL;
+
+	return k ? k : "message";
+}
+
 static dw_err
 flow(json_writer *j, const mg_rec *r)
 {
 	dw_err err = nest_touch(&j->nest, r->thread, r->time);
+	const char *name = flow_name(j, r->u.comm.tag);
+	/* A call, fetch or request starts the receiver's work: its end
+	 * binds to the next slice there (the run it starts); a result or
+	 * answer to the slice that waits for it. */
+	bool next = j->runtime && r->u.comm.tag % 2 == 0 && r->u.comm.tag <= 4;
 	char *p;
 
 	if (err == DW_OK)
@@ -432,17 +478,26 @@ flow(json_writer *j, const mg_rec *r)
 	p = put_thread(j, p, r->thread);
 	PUT(p, "\"ts\":");
 	p = put_us(p, r->time);
-	PUT(p, ",\"name\":\"message\",\"cat\":\"comm\",\"args\":{\"size\":");
+	PUT(p, ",\"name\":\"");
+	p = ob_mem(p, name, strlen(name));
+	PUT(p, "\",\"cat\":\"comm\",\"args\":{\"size\":");
 	p = ob_u64(p, r->u.comm.size);
 	PUT(p, ",\"tag\":");
 	p = ob_u64(p, r->u.comm.tag);
-	PUT(p, "}},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+	if (next)
+		PUT(p, "}},\n{\"ph\":\"f\",\"id\":");
+	else
+		PUT(p, "}},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
 	p = ob_u64(p, j->flows);
 	*p++ = ',';
 	p = put_thread(j, p, r->u.comm.recv_thread);
 	PUT(p, "\"ts\":");
-	p = put_us(p, recv_time(r));
-	PUT(p, ",\"name\":\"message\",\"cat\":\"comm\"}");
+	p = put_us(p, !next                          ? recv_time(r)
+	              : r->u.comm.log_recv > r->time ? r->u.comm.log_recv
+	                                             : r->time);
+	PUT(p, ",\"name\":\"");
+	p = ob_mem(p, name, strlen(name));
+	PUT(p, "\",\"cat\":\"comm\"}");
 	ob_commit(&j->out, p);
 	return DW_OK;
 }
@@ -646,6 +701,7 @@ json_begin(mg_writer *w, const mg_info *info)
 		return fail(j, err, "create", j->tmp);
 	j->opened = true;
 	j->info = info;
+	j->runtime = lb_is_runtime(info->labels);
 	err = nest_init(&j->nest, (uint32_t)info->nthreads, &js_nest_ops, j);
 	if (err == DW_OK)
 		err = tables(j, info);
@@ -705,6 +761,11 @@ json_free(mg_writer *w)
 		free(j->types[i].s);
 	for (size_t i = 0; i < j->nfuncs; i++)
 		free(j->funcs[i].s);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < j->nruns[k]; i++)
+			free(j->runs[k][i].s);
+		free(j->runs[k]);
+	}
 	nest_free(&j->nest);
 	st_stats_free(j->st);
 	free(j->th);

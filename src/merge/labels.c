@@ -56,6 +56,21 @@ lb_value(const mg_type_label *t, uint64_t value)
 }
 
 const char *
+lb_comm_kind(uint32_t tag)
+{
+	static const char *const kinds[] = {
+	    "call", "result", "fetch", "fetched result", "request", "answer"};
+
+	return tag < sizeof kinds / sizeof kinds[0] ? kinds[tag] : NULL;
+}
+
+bool
+lb_is_runtime(const mg_labels *lb)
+{
+	return lb && lb_type(lb, LB_TYPE_RUN) != NULL;
+}
+
+const char *
 lb_func(const mg_info *info, uint64_t id)
 {
 	const char *s = info->func_name ? info->func_name(info, id) : NULL;

@@ -9,6 +9,16 @@
 
 #define LB_TYPE_FUNC         60000019u /* user functions (as Extrae) */
 #define LB_STATE_NOT_CREATED 2u
+#define LB_TYPE_RUN          71000001u /* dwork: remote function running */
+#define LB_TYPE_BATCH        71000016u /* dwork: user functions carried by */
+
+/* What a message of the dwork runtime is, by its tag (docs/tracing.md):
+ * "call", "result", "fetch", "fetched result", "request", "answer";
+ * NULL for another tag. */
+const char *lb_comm_kind(uint32_t tag);
+
+/* Whether the trace is the dwork runtime's: it labels type 71000001. */
+bool lb_is_runtime(const mg_labels *lb);
 
 /* The label of state, or NULL. */
 const mg_state_label *lb_state(const mg_labels *lb, uint32_t state);

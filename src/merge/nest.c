@@ -157,6 +157,31 @@ nest_func(nest *n, uint32_t thread, uint64_t t, uint64_t value)
 	return func_push(n, thread, th, t, value);
 }
 
+dw_err
+nest_run(nest *n, uint32_t thread, uint64_t t, uint64_t kind, uint64_t value)
+{
+	nest_thread *th = &n->t[thread];
+	uint32_t k = th->depth;
+	dw_err err;
+
+	if (t > th->last)
+		th->last = t;
+	err = piece_close(n, thread, th, t);
+	if (err != DW_OK || th->over)
+		return err;
+	if (value) {
+		if (k >= 2 && th->stack[k - 2].id == (value | kind))
+			return func_pop(n, thread, th,
+			                t); /* back to the caller */
+		return func_push(n, thread, th, t, value | kind);
+	}
+	while (k > 0 && !(th->stack[k - 1].id & kind))
+		k--;
+	while (err == DW_OK && k > 0 && th->depth >= k)
+		err = func_pop(n, thread, th, t); /* the run and what it left */
+	return err;
+}
+
 static dw_err
 finish_thread(nest *n, uint32_t thread, nest_thread *th)
 {

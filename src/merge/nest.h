@@ -85,6 +85,20 @@ dw_err nest_state(nest *n, uint32_t thread, uint64_t t, uint64_t end,
 /* A value of the user function type on thread at t. */
 dw_err nest_func(nest *n, uint32_t thread, uint64_t t, uint64_t value);
 
+/*
+ * A run of kind (NEST_RUN or NEST_BATCH: a bit set in the region's id)
+ * on thread at t: a value of a type that names what runs while it runs
+ * and is 0 when it ends (dwork's DW_EV_FUNCTION, DW_EV_BATCH).  A value
+ * enters a region of id value | kind (or, when it is the id below the
+ * top, returns to it); 0 leaves the innermost region of that kind and
+ * whatever was entered inside it.
+ */
+#define NEST_RUN   (UINT64_C(1) << 63)
+#define NEST_BATCH (UINT64_C(1) << 62)
+#define NEST_KINDS (NEST_RUN | NEST_BATCH)
+dw_err nest_run(nest *n, uint32_t thread, uint64_t t, uint64_t kind,
+                uint64_t value);
+
 /* Something else is written on thread at t: what must come before it
  * (the current piece's open, or its close when the state ended) is
  * reported now. */

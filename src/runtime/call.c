@@ -930,8 +930,8 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
-	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0,
-	         REQ_PREFIX + blen + dlen);
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id,
+	         RTR_TAG_REQUEST, REQ_PREFIX + blen + dlen);
 	err = conn_send_msg(c, WIRE_REQ, f->id, pre, REQ_PREFIX + blen, data,
 	                    dlen);
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
@@ -2040,8 +2040,8 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
-	rtr_comm(DWT_RECV | DWT_PHYSICAL | DWT_LOGICAL, c->peer, h->ref, 1,
-	         h->payload);
+	rtr_comm(DWT_RECV | DWT_PHYSICAL | DWT_LOGICAL, c->peer, h->ref,
+	         RTR_TAG_ANSWER, h->payload);
 	if (st != DW_OK) {
 		char msg[600];
 		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);

@@ -83,8 +83,8 @@ req_send_answer(const struct req_src *s, uint32_t status, const void *data,
 	unsigned char st[4];
 	wire_put_u32(st, status);
 	struct frame f;
-	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, s->pid, s->id, 1,
-	         4 + len);
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, s->pid, s->id,
+	         RTR_TAG_ANSWER, 4 + len);
 	frame_init(&f, WIRE_ANSWER, s->id, st, 4, len ? data : NULL, len,
 	           own && len);
 	conn_send(s->c, &f, 0);
@@ -267,8 +267,8 @@ req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len)
 	}
 	struct req_src s = {.c = c, .id = id, .pid = c->peer};
 	if (id) /* a request wanting no answer is not drawn */
-		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id, 0,
-		         len);
+		rtr_comm(DWT_RECV | DWT_LOGICAL | DWT_PHYSICAL, c->peer, id,
+		         RTR_TAG_REQUEST, len);
 	req_dispatch(&s, p, len);
 }
 

@@ -103,7 +103,7 @@ rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes)
 {
 	if (rtr_on)
 		dwt_comm(flags, (uint32_t)(peer - 1), DWT_THREAD_ANY,
-		         (uint32_t)k, bytes, call_id * 4 + (uint64_t)k);
+		         (uint32_t)k, bytes, call_id * 4 + (uint64_t)(k & 3));
 }
 
 void

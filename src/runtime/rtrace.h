@@ -124,7 +124,11 @@ rtr_event(uint32_t type, uint64_t value)
 void rtr_frame(int sent, unsigned type, size_t bytes);
 
 /* One side of a call's messages: k 0 call, 1 result/done, 2 fetch,
- * 3 fetched result; peer is the other process id. */
+ * 3 fetched result, 4 request to an object's owner, 5 its answer (the
+ * tag; the message id is call_id * 4 + k % 4, requests and calls
+ * sharing one counter); peer is the other process id. */
+#define RTR_TAG_REQUEST 4
+#define RTR_TAG_ANSWER  5
 void rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes);
 
 /* Labels a registered function's id (every process does, for the .pcf). */
