@@ -183,6 +183,8 @@ main(int argc, char **argv)
 	for (int i = 0; i < 3; i++) {
 		s = dial_end(&good[i], err, sizeof err);
 		CHECK(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+		if (!WIFEXITED(s) || WEXITSTATUS(s) != 0)
+			fprintf(stderr, "worker %d said:\n%s\n", ids[i], err);
 	}
 	CHECK(dw_nworkers() == 1);
 
@@ -202,6 +204,8 @@ main(int argc, char **argv)
 	dw_finalize();
 	s = dial_end(&early, err, sizeof err);
 	CHECK(WIFEXITED(s) && WEXITSTATUS(s) == 0);
+	if (!WIFEXITED(s) || WEXITSTATUS(s) != 0)
+		fprintf(stderr, "the early worker said:\n%s\n", err);
 	CHECK(dw_write_cookie_file(cookie_file) == DW_ESTATE);
 	tu_rmtree(dir);
 	return tu_report("manager_dialin");

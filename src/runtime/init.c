@@ -12,6 +12,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/tls.h"
 
 struct rt rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -322,6 +323,7 @@ init_machine_file(int *argc, char ***argv, const char **path)
 DW_API int
 dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 {
+	tls_library_init();
 	if (argc && argv && *argv && worker_is_worker(*argc, *argv))
 		exit(worker_main(argc, argv));
 	if (rt.role != RT_NONE)

@@ -237,3 +237,9 @@ tls_free(struct ssl_st *s)
 {
 	SSL_free(s); /* NULL is fine */
 }
+
+void
+tls_library_init(void)
+{
+	OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, NULL);
+}

@@ -31,4 +31,10 @@ int tls_io_full(struct ssl_st *s, int fd, void *buf, size_t n, int wr,
                 uint64_t deadline);
 void tls_free(struct ssl_st *s);
 
+/* Initialises OpenSSL without its exit handler: the runtime's threads
+ * may still run while the process exits, and OpenSSL's cleanup would
+ * free (or orphan) their per-thread state under them.  Called first
+ * thing in dw_init; later calls do nothing. */
+void tls_library_init(void);
+
 #endif
