@@ -131,19 +131,39 @@ frame_advance(struct frame *f, size_t w)
 	}
 }
 
-/* Under TLS (wlock held): one SSL_write per vector, each retried with
- * the same bytes after a short write, as OpenSSL requires. */
+/* The largest TLS record's plaintext: a frame's head and the start of its
+ * body go out in one record. */
+#define CONN_TLS_RECORD 16384
+
+/* Under TLS (wlock held): the head is sent in one record with as much of
+ * the body as fits (a small frame is one record, one send, one read on
+ * the other side), the rest of the body straight from its buffer.  A
+ * short write leaves f as it was: the retry builds the same bytes, as
+ * OpenSSL requires (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets them move). */
 static int
 frame_write_tls(struct conn *c, struct frame *f)
 {
-	for (int i = 0; i < f->niov && f->left; i++) {
-		while (f->iov[i].iov_len) {
-			ssize_t w = tls_write(c->ssl, f->iov[i].iov_base,
-			                      f->iov[i].iov_len);
-			if (w <= 0)
-				return (int)w;
-			frame_advance(f, (size_t)w);
+	while (f->left) {
+		const void *p;
+		size_t n;
+		unsigned char one[CONN_TLS_RECORD];
+		if (f->iov[0].iov_len && f->niov == 2 && f->iov[1].iov_len) {
+			size_t h = f->iov[0].iov_len, b = f->iov[1].iov_len;
+			if (b > sizeof one - h)
+				b = sizeof one - h;
+			memcpy(one, f->iov[0].iov_base, h);
+			memcpy(one + h, f->iov[1].iov_base, b);
+			p = one;
+			n = h + b;
+		} else {
+			int i = f->iov[0].iov_len ? 0 : 1;
+			p = f->iov[i].iov_base;
+			n = f->iov[i].iov_len;
 		}
+		ssize_t w = tls_write(c->ssl, p, n);
+		if (w <= 0)
+			return (int)w;
+		frame_advance(f, (size_t)w);
 	}
 	return 0;
 }
@@ -248,7 +268,7 @@ int
 conn_take_reader(struct conn *c)
 {
 	pthread_mutex_lock(&c->wlock);
-	int ok = !c->reader && !c->closed && !c->ssl;
+	int ok = !c->reader && !c->closed;
 	if (ok) {
 		c->reader = 1;
 		conn_rearm(c); /* the I/O thread must not wake for input */
@@ -270,12 +290,17 @@ conn_drop_reader(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
+static int conn_pending(struct conn *c);
+
 int
 conn_wait_readable(struct conn *c, int ms)
 {
 	struct pollfd p = {.fd = c->fd, .events = POLLIN};
 	if (c->rlen - c->rpos >= WIRE_HDR)
 		return 1; /* frames already buffered */
+	if (conn_pending(c))
+		return 1; /* bytes inside the SSL object: poll would not see
+		             them */
 	int r = poll(&p, 1, ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -1;
