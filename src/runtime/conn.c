@@ -41,8 +41,10 @@ struct conn *
 conn_new_tls(int fd, int peer, struct ssl_st *ssl)
 {
 	struct conn *c = conn_new(fd, peer);
-	if (c)
+	if (c && ssl) {
 		c->ssl = ssl;
+		tls_read_ahead(ssl);
+	}
 	return c;
 }
 
@@ -131,22 +133,18 @@ frame_advance(struct frame *f, size_t w)
 	}
 }
 
-/* The largest TLS record's plaintext: a frame's head and the start of its
- * body go out in one record. */
-#define CONN_TLS_RECORD 16384
-
 /* Under TLS (wlock held): the head is sent in one record with as much of
  * the body as fits (a small frame is one record, one send, one read on
  * the other side), the rest of the body straight from its buffer.  A
  * short write leaves f as it was: the retry builds the same bytes, as
  * OpenSSL requires (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets them move). */
 static int
-frame_write_tls(struct conn *c, struct frame *f)
+frame_write_tls(struct conn *c, struct frame *f, int more)
 {
 	while (f->left) {
 		const void *p;
 		size_t n;
-		unsigned char one[CONN_TLS_RECORD];
+		unsigned char one[TLS_RECORD];
 		if (f->iov[0].iov_len && f->niov == 2 && f->iov[1].iov_len) {
 			size_t h = f->iov[0].iov_len, b = f->iov[1].iov_len;
 			if (b > sizeof one - h)
@@ -160,7 +158,7 @@ frame_write_tls(struct conn *c, struct frame *f)
 			p = f->iov[i].iov_base;
 			n = f->iov[i].iov_len;
 		}
-		ssize_t w = tls_write(c->ssl, p, n);
+		ssize_t w = tls_write(c->ssl, p, n, more || n < f->left);
 		if (w <= 0)
 			return (int)w;
 		frame_advance(f, (size_t)w);
@@ -175,7 +173,7 @@ frame_write(struct conn *c, struct frame *f)
 {
 	int fd = c->fd;
 	if (c->ssl)
-		return frame_write_tls(c, f);
+		return frame_write_tls(c, f, 0);
 	while (f->left) {
 		struct iovec *v = f->iov;
 		int n = f->niov;
@@ -314,7 +312,7 @@ conn_write_queue_tls(struct conn *c)
 {
 	while (c->wq && !c->closed) {
 		struct frame *f = c->wq;
-		if (frame_write_tls(c, f) < 0)
+		if (frame_write_tls(c, f, f->next != NULL) < 0)
 			return -1;
 		if (f->left)
 			break;
