@@ -620,6 +620,9 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 int
 conn_recv_blocking(struct conn *c)
 {
+	if (c->ssl)
+		return -1; /* would read ciphertext: call_read_turn never does
+		            */
 	if (!c->rbuf && !(c->rbuf = malloc(CONN_RBUF)))
 		return -1;
 	if (c->rpos) {
