@@ -11,11 +11,15 @@
  *   rpc.addprocs8_ms   dw_addprocs(8) until all are ready; floor: 8 x
  *                      fork+exec+connect of this (minimal-work) program
  *   rpc.bulk_gbps_tls  fetching 1 MiB results over a TLS link (DWORK_TLS=1,
- *                      in a child run of this program), beside the same
- *                      over a plaintext link in this run, and their ratio
- *                      (target >= 0.8)
- *   rpc.fetch_rtt_us_tls  the 8-byte round trip over TLS, median, beside
+ *                      in a child run of this program); floor: the same
+ *                      over a plaintext link in this run (target ratio
+ *                      >= 0.8)
+ *   rpc.fetch_rtt_us_tls  the 8-byte round trip over TLS, median; floor:
  *                      the plaintext one measured the same way
+ *   rpc.fetch_rtt_us_tls_one_cpu  the same with both processes pinned to
+ *                      one CPU (taskset); floor: the plaintext one pinned
+ *
+ * "--tls-only" runs just the TLS figures and their floors.
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -368,45 +372,80 @@ rpc_rtt_median(int w)
 	return median(t, N);
 }
 
-/* The TLS part: this program again with DWORK_TLS=1 (the switch is read
- * at dw_init), printing its two figures on one line. */
+/* The TLS parts: this program again with DWORK_TLS=1 (the switch is read
+ * at dw_init), printing its figures on one line; "--tls-part-one-cpu" runs
+ * pinned to one CPU and measures the round trip only. */
 static int
-tls_part(void)
+tls_part(int one_cpu)
 {
 	int w;
 	if (dw_addprocs(1, NULL, &w) != 1)
 		return 1;
-	double gbps = rpc_bulk_1mib(w);
-	printf("tls %.6f %.6f\n", gbps, rpc_rtt_median(w));
+	if (one_cpu) {
+		printf("tls1 %.6f\n", rpc_rtt_median(w));
+	} else {
+		double gbps = rpc_bulk_1mib(w);
+		printf("tls %.6f %.6f\n", gbps, rpc_rtt_median(w));
+	}
 	dw_finalize();
 	return 0;
+}
+
+/* Runs cmd and returns the first number after the prefix tag on a line
+ * of its output (lines starting with "bench:" are passed on), or -1. */
+static double
+run_child(const char *cmd, const char *tag, double *second)
+{
+	char line[256], fmt[64];
+	double v = -1, v2 = 0;
+	snprintf(fmt, sizeof fmt, "%s %%lf %%lf", tag);
+	fflush(stdout);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		if (!strncmp(line, "bench:", 6))
+			fputs(line, stdout);
+		else if (v < 0 && sscanf(line, fmt, &v, &v2) >= 1 && second)
+			*second = v2;
+	}
+	if (!p || pclose(p) != 0)
+		return -1;
+	return v;
+}
+
+/* The one-CPU round trips: the plaintext one (with its raw TCP floor)
+ * and the TLS one, each in a pinned child run. */
+static void
+bench_one_cpu(const char *self)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "taskset -c 0 %s --rtt-one-cpu", self);
+	double plain = run_child(cmd, "plain1", NULL);
+	snprintf(cmd, sizeof cmd,
+	         "DWORK_TLS=1 taskset -c 0 %s --tls-part-one-cpu", self);
+	double tls = run_child(cmd, "tls1", NULL);
+	if (plain <= 0 || tls <= 0) {
+		fprintf(stderr, "bench: a one-CPU run failed\n");
+		return;
+	}
+	report("rpc.fetch_rtt_us_tls_one_cpu", tls, "us", plain);
 }
 
 static void
 bench_tls(const char *self, int w)
 {
 	double plain = rpc_bulk_1mib(w), plain_rtt = rpc_rtt_median(w);
-	char cmd[4200], line[256] = "";
-	double gbps = 0, rtt = 0;
+	char cmd[4200];
+	double rtt = 0;
 	snprintf(cmd, sizeof cmd, "DWORK_TLS=1 %s --tls-part", self);
-	fflush(stdout);
-	FILE *p = popen(cmd, "r");
-	while (p && fgets(line, sizeof line, p))
-		if (sscanf(line, "tls %lf %lf", &gbps, &rtt) == 2)
-			break;
-	if (!p || pclose(p) != 0 || gbps <= 0) {
+	double gbps = run_child(cmd, "tls", &rtt);
+	if (gbps <= 0) {
 		fprintf(stderr, "bench: the TLS run failed\n");
 		return;
 	}
-	printf("bench: rpc.bulk_gbps_1mib = %.2f Gbit/s\n", plain);
-	printf("bench: rpc.bulk_gbps_tls = %.2f Gbit/s\n", gbps);
-	printf("bench: rpc.bulk_gbps_tls.plain = %.2f Gbit/s\n", plain);
-	printf("bench: rpc.bulk_gbps_tls.ratio = %.2f\n", gbps / plain);
+	report("rpc.bulk_gbps_1mib", plain, "Gbit/s", 0);
+	report("rpc.bulk_gbps_tls", gbps, "Gbit/s", plain);
 	printf("bench: rpc.bulk_gbps_tls.target = 0.80\n");
-	printf("bench: rpc.fetch_rtt_us_tls = %.2f us\n", rtt);
-	printf("bench: rpc.fetch_rtt_us_tls.plain = %.2f us\n", plain_rtt);
-	printf("bench: rpc.fetch_rtt_us_tls.ratio = %.2f\n", rtt / plain_rtt);
-	fflush(stdout);
+	report("rpc.fetch_rtt_us_tls", rtt, "us", plain_rtt);
 }
 
 static double
@@ -436,11 +475,22 @@ main(int argc, char **argv)
 		return 0;
 	}
 	int pinned = argc >= 2 && !strcmp(argv[argc - 1], "--rtt-one-cpu");
-	int tls = argc >= 2 && !strcmp(argv[argc - 1], "--tls-part");
+	const char *last = argc >= 2 ? argv[argc - 1] : "";
+	int tls = !strcmp(last, "--tls-part"),
+	    tls1 = !strcmp(last, "--tls-part-one-cpu"),
+	    tls_only = !strcmp(last, "--tls-only");
 	if (dw_init(&argc, &argv) != DW_OK)
 		return 1;
-	if (tls)
-		return tls_part();
+	if (tls || tls1)
+		return tls_part(tls1);
+	if (!strcmp(last, "--bulk-1mib-only")) { /* for perf stat */
+		int w;
+		if (dw_addprocs(1, NULL, &w) != 1)
+			return 1;
+		printf("bulk %.2f\n", rpc_bulk_1mib(w));
+		dw_finalize();
+		return 0;
+	}
 	if (pinned) {
 		/* Both processes on one CPU (taskset): no cross-CPU wake-up,
 		 * which on this VM costs tens of microseconds a hop. */
@@ -448,6 +498,7 @@ main(int argc, char **argv)
 		if (dw_addprocs(1, NULL, &w1) != 1)
 			return 1;
 		bench_rtt(w1, "rpc.fetch_rtt_us_one_cpu");
+		printf("plain1 %.6f\n", rpc_rtt_median(w1));
 		dw_finalize();
 		return 0;
 	}
@@ -457,12 +508,14 @@ main(int argc, char **argv)
 	int w;
 	if (dw_addprocs(1, NULL, &w) != 1)
 		return 1;
+	if (tls_only) { /* just the TLS figures and their floors */
+		bench_tls(self, w);
+		bench_one_cpu(self);
+		dw_finalize();
+		return 0;
+	}
 	bench_rtt(w, "rpc.fetch_rtt_us");
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "taskset -c 0 %s --rtt-one-cpu", self);
-	fflush(stdout);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench: the one-CPU RTT run failed\n");
+	bench_one_cpu(self);
 	double cps = rpc_calls_per_s(w);
 	report("rpc.calls_per_s", cps, "calls/s", 0);
 	printf("bench: rpc.calls_per_s.target = 300000.00 calls/s\n");

@@ -158,6 +158,72 @@ test_concurrent(void)
 		pthread_join(th[i], NULL);
 }
 
+/* Sizes around the frame header, a TLS record (16 KiB) and the read
+ * buffer (64 KiB), and past a socket buffer: under TLS the head and the
+ * start of a body share a record, and the read right moves between a
+ * caller and the I/O thread while records are half read. */
+static const size_t mixed_sizes[] = {
+    0, 1, 13, 16367, 16368, 16384, 16385, 65523, 65536, 70001, (1u << 20) + 7};
+#define NMIXED (sizeof mixed_sizes / sizeof mixed_sizes[0])
+
+static void
+mixed_fill(unsigned char *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 12));
+}
+
+/* One caller: fetches (it reads its own reply) mixed with futures (the
+ * I/O thread reads those), every byte checked. */
+static void *
+mixed_caller(void *arg)
+{
+	unsigned t = (unsigned)(intptr_t)arg;
+	unsigned char *buf = malloc(mixed_sizes[NMIXED - 1]);
+	for (unsigned i = 0; buf && i < 3 * NMIXED; i++) {
+		size_t len = mixed_sizes[(i + t * 3) % NMIXED];
+		unsigned seed = t * 1000 + i;
+		int w = 2 + (int)((t + i) % 3);
+		mixed_fill(buf, len, seed);
+		void *res = NULL;
+		const void *r = NULL;
+		size_t n = 0;
+		dw_future *f = NULL;
+		int ok;
+		if (i % 3 == 2) {
+			ok = dw_remotecall(w, "echo", buf, len, &f) == DW_OK &&
+			     dw_future_fetch(f, &r, &n) == DW_OK;
+		} else {
+			ok = dw_remotecall_fetch(w, "echo", buf, len, &res,
+			                         &n) == DW_OK;
+			r = res;
+		}
+		ok = ok && n == len && (!len || !memcmp(r, buf, len));
+		free(res);
+		dw_future_free(f);
+		if (!ok) {
+			fprintf(stderr,
+			        "mixed call %u of thread %u (%zu bytes) "
+			        "went wrong\n",
+			        i, t, len);
+			__atomic_fetch_add(&tu_failures, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void
+test_concurrent_sizes(void)
+{
+	pthread_t th[4];
+	for (intptr_t i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, mixed_caller, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+}
+
 static long
 remote_rss(int w)
 {
@@ -305,6 +371,7 @@ main(int argc, char **argv)
 	test_remote_do();
 	test_errors();
 	test_concurrent();
+	test_concurrent_sizes();
 	test_big();
 	test_output();
 	test_interrupt();

@@ -450,9 +450,11 @@ call_read_turn(struct conn *c, int ms)
 	int r;
 	/* Waiting for bytes keeps the thread's state (idle, waiting);
 	 * handling them is Send Receive. */
-	if (ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
+	if (!c->ssl && ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
 	    c->rlen - c->rpos < WIRE_HDR) {
-		/* one blocking recv, as a plain client would do */
+		/* one blocking recv, as a plain client would do (not under
+		 * TLS: conn_read below also drains what the SSL object holds,
+		 * which no epoll event would announce) */
 		r = conn_recv_blocking(c);
 		if (r > 0) {
 			rtr_push(DWT_STATE_SEND_RECEIVE);

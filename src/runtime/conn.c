@@ -41,8 +41,10 @@ struct conn *
 conn_new_tls(int fd, int peer, struct ssl_st *ssl)
 {
 	struct conn *c = conn_new(fd, peer);
-	if (c)
+	if (c && ssl) {
 		c->ssl = ssl;
+		tls_read_ahead(ssl);
+	}
 	return c;
 }
 
@@ -144,19 +146,35 @@ frame_advance(struct frame *f, size_t w)
 	}
 }
 
-/* Under TLS (wlock held): one SSL_write per vector, each retried with
- * the same bytes after a short write, as OpenSSL requires. */
+/* Under TLS (wlock held): the head is sent in one record with as much of
+ * the body as fits (a small frame is one record, one send, one read on
+ * the other side), the rest of the body straight from its buffer.  A
+ * short write leaves f as it was: the retry builds the same bytes, as
+ * OpenSSL requires (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets them move). */
 static int
-frame_write_tls(struct conn *c, struct frame *f)
+frame_write_tls(struct conn *c, struct frame *f, int more)
 {
-	for (int i = 0; i < f->niov && f->left; i++) {
-		while (f->iov[i].iov_len) {
-			ssize_t w = tls_write(c->ssl, f->iov[i].iov_base,
-			                      f->iov[i].iov_len);
-			if (w <= 0)
-				return (int)w;
-			frame_advance(f, (size_t)w);
+	while (f->left) {
+		const void *p;
+		size_t n;
+		unsigned char one[TLS_RECORD];
+		if (f->iov[0].iov_len && f->niov == 2 && f->iov[1].iov_len) {
+			size_t h = f->iov[0].iov_len, b = f->iov[1].iov_len;
+			if (b > sizeof one - h)
+				b = sizeof one - h;
+			memcpy(one, f->iov[0].iov_base, h);
+			memcpy(one + h, f->iov[1].iov_base, b);
+			p = one;
+			n = h + b;
+		} else {
+			int i = f->iov[0].iov_len ? 0 : 1;
+			p = f->iov[i].iov_base;
+			n = f->iov[i].iov_len;
 		}
+		ssize_t w = tls_write(c->ssl, p, n, more || n < f->left);
+		if (w <= 0)
+			return (int)w;
+		frame_advance(f, (size_t)w);
 	}
 	return 0;
 }
@@ -168,7 +186,7 @@ frame_write(struct conn *c, struct frame *f)
 {
 	int fd = c->fd;
 	if (c->ssl)
-		return frame_write_tls(c, f);
+		return frame_write_tls(c, f, 0);
 	while (f->left) {
 		struct iovec *v = f->iov;
 		int n = f->niov;
@@ -261,7 +279,7 @@ int
 conn_take_reader(struct conn *c)
 {
 	pthread_mutex_lock(&c->wlock);
-	int ok = !c->reader && !c->closed && !c->ssl;
+	int ok = !c->reader && !c->closed;
 	if (ok) {
 		c->reader = 1;
 		conn_rearm(c); /* the I/O thread must not wake for input */
@@ -285,12 +303,17 @@ conn_drop_reader(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
+static int conn_pending(struct conn *c);
+
 int
 conn_wait_readable(struct conn *c, int ms)
 {
 	struct pollfd p = {.fd = c->fd, .events = POLLIN};
 	if (c->rlen - c->rpos >= WIRE_HDR)
 		return 1; /* frames already buffered */
+	if (conn_pending(c))
+		return 1; /* bytes inside the SSL object: poll would not see
+		             them */
 	int r = poll(&p, 1, ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -1;
@@ -304,7 +327,7 @@ conn_write_queue_tls(struct conn *c)
 {
 	while (c->wq && !c->closed) {
 		struct frame *f = c->wq;
-		if (frame_write_tls(c, f) < 0)
+		if (frame_write_tls(c, f, f->next != NULL) < 0)
 			return -1;
 		if (f->left)
 			break;
@@ -612,6 +635,9 @@ conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why, size_t whylen)
 int
 conn_recv_blocking(struct conn *c)
 {
+	if (c->ssl)
+		return -1; /* would read ciphertext: call_read_turn never does
+		            */
 	if (!c->rbuf && !(c->rbuf = malloc(CONN_RBUF)))
 		return -1;
 	if (c->rpos) {

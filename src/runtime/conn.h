@@ -44,8 +44,9 @@ struct conn {
 	int closed; /* no more writes (wlock) */
 	int hold;   /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
-	/* TLS (tls.h): every SSL call holds wlock, reads included, and no
-	 * thread but the I/O thread reads (conn_take_reader refuses) */
+	/* TLS (tls.h): every SSL call holds wlock, reads included; the
+	 * holder of the right to read drains what the SSL object buffers
+	 * before it drops the right (no epoll event announces it) */
 	struct ssl_st *ssl;
 	/* reading, I/O thread only: a buffer of incoming bytes, and the
 	 * payload of a large frame being read straight into place */
@@ -122,8 +123,9 @@ int conn_flush(struct conn *c);
  * thread holds this right: a caller waiting for its reply, or an idle
  * executor, may read the socket itself and save two thread wake-ups.
  * The socket is registered one-shot; releasing re-arms it so the I/O
- * thread takes over.  conn_take_reader returns 1 when taken; under TLS
- * it always refuses (0): the I/O thread alone reads a TLS link.
+ * thread takes over.  conn_take_reader returns 1 when taken.  Under TLS
+ * the holder reads with conn_read, which drains the SSL object, never
+ * with conn_recv_blocking (plaintext only).
  */
 int conn_take_reader(struct conn *c);
 void conn_drop_reader(struct conn *c);
@@ -144,8 +146,8 @@ int conn_read(struct conn *c, conn_frame_fn fn, void *arg, char *why,
               size_t whylen);
 
 /* Blocks up to CONN_RECV_TIMEOUT_MS in one recv into the read buffer (the
- * caller holds the right; no frame is being read in place): 1 bytes came,
- * 0 timeout, -1 closed. */
+ * caller holds the right; no frame is being read in place; not on a TLS
+ * link): 1 bytes came, 0 timeout, -1 closed. */
 #define CONN_RECV_TIMEOUT_MS 1000
 int conn_recv_blocking(struct conn *c);
 /* Hands on the complete frames already buffered (no reading). */

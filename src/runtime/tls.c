@@ -14,6 +14,9 @@
 #include "runtime/tls.h"
 
 #define TLS_IDENTITY "dwork-link"
+#ifndef TLS_READ_BUF
+#define TLS_READ_BUF (256u << 10)
+#endif
 
 static SSL_CTX *tls_ctx[2]; /* client, server */
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
@@ -61,11 +64,19 @@ tls_find_psk(SSL *ssl, const unsigned char *id, size_t idlen,
  * program. */
 static BIO_METHOD *tls_bio_method;
 
+/* Set by tls_write around its SSL_write when more bytes follow at once:
+ * the record is sent with MSG_MORE, so the kernel gathers records into
+ * full segments as it does a plaintext frame (one 16 KiB send a segment
+ * costs the sender a whole loopback delivery and the reader a wake-up).
+ * The last record of a write goes out without it and pushes them all. */
+static __thread int tls_more;
+
 static int
 tls_bio_write(BIO *b, const char *buf, int n)
 {
-	ssize_t w = send((int)BIO_get_fd(b, NULL), buf, (size_t)n,
-	                 MSG_NOSIGNAL | MSG_DONTWAIT);
+	ssize_t w =
+	    send((int)BIO_get_fd(b, NULL), buf, (size_t)n,
+	         MSG_NOSIGNAL | MSG_DONTWAIT | (tls_more ? MSG_MORE : 0));
 	BIO_clear_retry_flags(b);
 	if (w < 0 && (errno == EAGAIN || errno == EINTR))
 		BIO_set_retry_write(b);
@@ -113,6 +124,7 @@ tls_init(void)
 		SSL_CTX_set_num_tickets(x, 0);
 		SSL_CTX_set_mode(x, SSL_MODE_ENABLE_PARTIAL_WRITE |
 		                        SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+		SSL_CTX_set_default_read_buffer_len(x, TLS_READ_BUF);
 		if (server)
 			SSL_CTX_set_psk_find_session_callback(x, tls_find_psk);
 		else
@@ -200,12 +212,21 @@ tls_read(struct ssl_st *s, void *buf, size_t n)
 }
 
 ssize_t
-tls_write(struct ssl_st *s, const void *buf, size_t n)
+tls_write(struct ssl_st *s, const void *buf, size_t n, int more)
 {
 	size_t put = 0;
 	ERR_clear_error();
+	/* one record per call (SSL_MODE_ENABLE_PARTIAL_WRITE) */
+	tls_more = more || n > TLS_RECORD;
 	int ok = SSL_write_ex(s, buf, n, &put);
+	tls_more = 0;
 	return tls_result(s, ok, put);
+}
+
+void
+tls_read_ahead(struct ssl_st *s)
+{
+	SSL_set_read_ahead(s, 1);
 }
 
 int
@@ -220,7 +241,7 @@ tls_io_full(struct ssl_st *s, int fd, void *buf, size_t n, int wr,
 {
 	size_t done = 0;
 	while (done < n) {
-		ssize_t r = wr ? tls_write(s, (char *)buf + done, n - done)
+		ssize_t r = wr ? tls_write(s, (char *)buf + done, n - done, 0)
 		               : tls_read(s, (char *)buf + done, n - done);
 		if (r < 0)
 			return -1;

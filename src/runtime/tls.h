@@ -22,7 +22,15 @@ struct ssl_st *tls_start(int fd, int server, const unsigned char key[32],
 /* Non-blocking transfers: bytes moved (> 0), 0 when the socket would
  * block, -1 when the link is dead (EOF, error, a forged record). */
 ssize_t tls_read(struct ssl_st *s, void *buf, size_t n);
-ssize_t tls_write(struct ssl_st *s, const void *buf, size_t n);
+/* tls_write sends one record of at most TLS_RECORD bytes; more says that
+ * more bytes follow straight away (the record may wait in the kernel for
+ * them). */
+#define TLS_RECORD 16384
+ssize_t tls_write(struct ssl_st *s, const void *buf, size_t n, int more);
+/* From now on a read takes all the socket has, up to the read buffer,
+ * instead of one record at a time (the link's frames begin: whoever
+ * reads drains tls_pending before it stops). */
+void tls_read_ahead(struct ssl_st *s);
 /* Decrypted bytes held inside the SSL object, not yet read. */
 int tls_pending(struct ssl_st *s);
 /* Moves all n bytes on a deadline (for the settings after the
