@@ -393,6 +393,8 @@ events(json_writer *j, const mg_rec *r)
 		if (pr->type == LB_TYPE_FUNC) {
 			err =
 			    nest_func(&j->nest, r->thread, r->time, pr->value);
+		} else if (pr->type == LB_TYPE_FUNC_LINE) {
+			continue; /* the function's region says it */
 		} else {
 			err = nest_touch(&j->nest, r->thread, r->time);
 			if (err == DW_OK)

@@ -98,7 +98,6 @@ model_free(mg_ctx *c)
 		stream_close(s);
 		stack_free(&s->st);
 		stack_free(&s->la_st);
-		free(s->fstack);
 	}
 	for (size_t i = 0; i < c->nprocs; i++) {
 		rd_proc_close(c->procs[i].labels);

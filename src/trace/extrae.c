@@ -273,11 +273,11 @@ DW_API void
 Extrae_get_version(unsigned *major, unsigned *minor, unsigned *revision)
 {
 	if (major)
-		*major = 4;
+		*major = 5;
 	if (minor)
-		*minor = 0;
+		*minor = 1;
 	if (revision)
-		*revision = 0;
+		*revision = 2;
 }
 
 DW_API void

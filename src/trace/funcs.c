@@ -79,18 +79,39 @@ fn_write_name(uint64_t a, const char *name)
 	lbl_write(FMT_L_FUNC, pl, (uint32_t)(8 + n));
 }
 
+/* file:line of address a, when the debug information has it. */
+static void
+fn_write_line(struct srcl *sl, uint64_t a)
+{
+	unsigned char pl[16 + 1024];
+	uint32_t line;
+	if (srcl_find(sl, a, (char *)pl + 16, sizeof pl - 16, &line))
+		return;
+	fmt_put_u64(pl, a);
+	fmt_put_u32(pl + 8, line);
+	fmt_put_u32(pl + 12, 0);
+	lbl_write(FMT_L_FUNC_LINE, pl,
+	          (uint32_t)(16 + strlen((char *)pl + 16)));
+}
+
 static void
 fn_resolve_all(const struct addrset *s)
 {
 	struct elf_module_map m = ELF_MODULE_MAP_INIT;
 	struct elf_resolver *r = elf_resolver_new();
+	struct srcl *sl = srcl_open();
 	char name[512];
-	if (!r)
+	if (!r) {
+		srcl_close(sl);
 		return;
+	}
 	elf_maps_read_self(&m);
 	for (size_t i = 0; i < s->cap; i++) {
 		uint64_t a = s->v[i];
-		if (!a || fn_is_named(a))
+		if (!a)
+			continue;
+		fn_write_line(sl, a);
+		if (fn_is_named(a))
 			continue;
 		if (elf_resolve(r, &m, a, name, sizeof name, NULL) != DW_OK) {
 			const struct elf_mapping *mp = elf_maps_find(&m, a);
@@ -102,6 +123,7 @@ fn_resolve_all(const struct addrset *s)
 	}
 	elf_resolver_free(r);
 	elf_maps_free(&m);
+	srcl_close(sl);
 }
 
 void

@@ -123,6 +123,15 @@ void fn_note(struct buf *b, uint64_t addr);
 void fn_name_seen(void);
 void fn_set_free(struct addrset *s);
 
+/* srcline.c: source lines from DWARF (libdw); without libdw srcl_open
+ * returns NULL and srcl_find finds nothing.  srcl_find: 0 with the
+ * file's path and the line, or -1. */
+struct srcl;
+struct srcl *srcl_open(void);
+int srcl_find(struct srcl *s, uint64_t addr, char *file, size_t len,
+              uint32_t *line);
+void srcl_close(struct srcl *s);
+
 /* config.c: a yes/no value (1 0 yes no true false on off, any case) into
  * *out, 0; -1 when it is none of those.  A valid program name: 1. */
 int cfg_bool(const char *s, int *out);
