@@ -45,6 +45,8 @@ static const mg_state_label std_states[] = {
     {29, 0x342b00, "RTT"},
     {30, 0xff2e00, "Allocating memory"},
     {31, 0x64d820, "Freeing memory"},
+    {32, 0x76b900, "Configuring accelerator"},
+    {33, 0x50b9a0, "Stream Registration"},
 };
 #define NSTD (sizeof std_states / sizeof std_states[0])
 
