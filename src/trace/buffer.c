@@ -130,7 +130,7 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 		__atomic_fetch_add(&trc.segments_reused, 1, __ATOMIC_RELAXED);
 	}
 	if (b->seg && b->seg != m)
-		munmap(b->seg, seg);
+		prep_retire(b->seg, seg);
 	if (t < *now)
 		t = *now;
 	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);

@@ -5,6 +5,7 @@
  * - each buffer's next segment, asked for when a segment starts: when
  *   the current one is full, the record that finds it full only swaps
  *   pointers;
+ * - the unmapping of full segments;
  * - a "kit" for the next thread to register: its file (under a name the
  *   reader ignores, renamed when a thread takes it), header page and
  *   first segment.
@@ -38,6 +39,12 @@ static struct prep_kit {
 	unsigned char *hdr, *seg;
 	char path[PATH_MAX];
 } prep_kit = {.fd = -1};
+/* Full segments to unmap: tearing down 16 MB of page tables takes about
+ * a millisecond, which the helper pays instead of the recording thread. */
+#define PREP_OLD 8
+static void *prep_old[PREP_OLD];
+static size_t prep_old_len[PREP_OLD];
+static unsigned prep_nold;
 
 static uint64_t
 prep_seg_off(uint64_t idx)
@@ -177,7 +184,14 @@ prep_main(void *arg)
 	pthread_mutex_lock(&prep_lock);
 	for (;;) {
 		struct buf *b = prep_find();
-		if (b) {
+		if (prep_nold) {
+			prep_nold--;
+			void *m = prep_old[prep_nold];
+			size_t len = prep_old_len[prep_nold];
+			pthread_mutex_unlock(&prep_lock);
+			munmap(m, len);
+			pthread_mutex_lock(&prep_lock);
+		} else if (b) {
 			b->spare_want = 0;
 			if (prep_reserve())
 				continue; /* at the cap: the owner decides */
@@ -245,6 +259,21 @@ prep_want_segment(struct buf *b)
 		pthread_cond_signal(&prep_work);
 	}
 	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_retire(void *m, size_t len)
+{
+	pthread_mutex_lock(&prep_lock);
+	if (prep_running && prep_nold < PREP_OLD) {
+		prep_old[prep_nold] = m;
+		prep_old_len[prep_nold++] = len;
+		pthread_cond_signal(&prep_work);
+		m = NULL;
+	}
+	pthread_mutex_unlock(&prep_lock);
+	if (m)
+		munmap(m, len);
 }
 
 unsigned char *
@@ -368,6 +397,7 @@ prep_fork_child(void)
 	pthread_cond_init(&prep_work, NULL);
 	pthread_cond_init(&prep_done, NULL);
 	prep_running = 0;
+	prep_nold = 0; /* the child's copies stay mapped: harmless */
 	prep_kit_busy = 0;
 	prep_kit_want = 0;
 	prep_gen = 0;

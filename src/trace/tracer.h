@@ -129,6 +129,7 @@ void prep_want_segment(struct buf *b);
  * makes one itself and calls prep_own_done(b) after. */
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 void prep_own_done(struct buf *b);
+void prep_retire(void *m, size_t len); /* munmap, by the helper */
 /* Gives b (its path and thread set) a prepared file, header page and
  * first segment (as its spare): 0, or -1 when none is ready. */
 int prep_take_kit(struct buf *b);
