@@ -98,7 +98,8 @@ def check(out):
         funcs = [e[3] for e in mine if e[2] == 60000019]
         if len(begin) != 1 or len(send) != 1:
             fail("task %d: Phase events %s" % (task, mine))
-        if not 20e6 <= send[0] - begin[0] <= 40e6:
+        # never shorter than the sleep; longer on a loaded machine
+        if not 20e6 <= send[0] - begin[0] <= 1e9:
             fail("task %d: %d ns between Compute and Send, slept 20 ms"
                  % (task, send[0] - begin[0]))
         if who != [task]:
