@@ -182,6 +182,8 @@ prep_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prep_lock);
+	/* a kit first: threads start soon after init, while a segment
+	 * just started takes long to fill */
 	for (;;) {
 		struct buf *b = prep_find();
 		if (prep_nold) {
@@ -190,15 +192,6 @@ prep_main(void *arg)
 			size_t len = prep_old_len[prep_nold];
 			pthread_mutex_unlock(&prep_lock);
 			munmap(m, len);
-			pthread_mutex_lock(&prep_lock);
-		} else if (b) {
-			b->spare_want = 0;
-			if (prep_reserve())
-				continue; /* at the cap: the owner decides */
-			b->spare_busy = 1;
-			uint64_t idx = b->nseg++;
-			pthread_mutex_unlock(&prep_lock);
-			prep_one_segment(b, idx);
 			pthread_mutex_lock(&prep_lock);
 		} else if (prep_kit_want && !prep_kit_busy && prep_kit.fd < 0) {
 			prep_kit_want = 0;
@@ -209,6 +202,15 @@ prep_main(void *arg)
 			uint64_t gen = prep_gen;
 			pthread_mutex_unlock(&prep_lock);
 			prep_one_kit(gen);
+			pthread_mutex_lock(&prep_lock);
+		} else if (b) {
+			b->spare_want = 0;
+			if (prep_reserve())
+				continue; /* at the cap: the owner decides */
+			b->spare_busy = 1;
+			uint64_t idx = b->nseg++;
+			pthread_mutex_unlock(&prep_lock);
+			prep_one_segment(b, idx);
 			pthread_mutex_lock(&prep_lock);
 		} else {
 			pthread_cond_wait(&prep_work, &prep_lock);
