@@ -28,15 +28,19 @@ install(TARGETS ${DW_INSTALL_LIBS} EXPORT dworkTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# libseqtrace.so -> libdwtrace.so.N (installed as the symlink it is), for
-# bindings written for Extrae.  A static libdwtrace built with libxml2
-# needs it at link time.
+# libseqtrace.so -> libseqtrace-5.1.2.so -> libdwtrace.so.N (installed as
+# the symlinks they are), for binaries and bindings written for Extrae.  A
+# static libdwtrace built with libxml2 or libdw needs them at link time.
 install(FILES $<TARGET_FILE_DIR:dwtrace_shared>/libseqtrace.so
+  $<TARGET_FILE_DIR:dwtrace_shared>/libseqtrace-${DW_EXTRAE_VERSION}.so
   DESTINATION ${CMAKE_INSTALL_LIBDIR})
 get_target_property(DW_TRACE_LIBS dwtrace_static LINK_LIBRARIES)
 if("LibXml2::LibXml2" IN_LIST DW_TRACE_LIBS)
   set(DW_FIND_LIBXML2 "find_dependency(LibXml2)")
   set(DW_PC_XML2 " -lxml2")
+endif()
+if("dw" IN_LIST DW_TRACE_LIBS)
+  set(DW_PC_XML2 "${DW_PC_XML2} -ldw")
 endif()
 
 # Public headers: include/dwork/*.h and the Extrae compatibility headers.

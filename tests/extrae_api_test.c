@@ -236,7 +236,7 @@ run(const char *dir)
 	check_aliases();
 	Extrae_get_version(&M, &m, &r);
 	Extrae_get_version(NULL, NULL, NULL);
-	CHECK(M == 4 && m == 0 && r == 0);
+	CHECK(M == 5 && m == 1 && r == 2); /* Extrae 5.1.2 */
 	CHECK(Extrae_is_initialized() == EXTRAE_NOT_INITIALIZED);
 	Extrae_event(T_MISC, 999); /* before init: nothing */
 	identity_and_labels();

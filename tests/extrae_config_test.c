@@ -9,6 +9,7 @@
 #include <dwork/trace.h>
 
 #include "extrae_user_events.h"
+#include "trace/extrae_int.h"
 
 #include "testutil.h"
 
@@ -70,7 +71,7 @@ bad_values(void)
 	bad("EXTRAE_BUFFER_SIZE", "abc", "a number of events");
 	bad("EXTRAE_BUFFER_SIZE", "0", "a number of events");
 	bad("EXTRAE_FILE_SIZE", "-1", "a size in megabytes");
-	bad("EXTRAE_PROGRAM_NAME", "a/b", "1 to 63 characters");
+	bad("EXTRAE_PROGRAM_NAME", "a b", "1 to 63 characters");
 	bad("EXTRAE_FINAL_DIR", "", "a directory path");
 	bad("DWT_SEGMENT_SIZE", "12", "64K to 1G");
 }
@@ -130,17 +131,57 @@ after_dwt_init(void)
 	xt_free(&tr);
 }
 
-/* Without EXTRAE_ON or a config file, Extrae_init uses the DWT_*
- * settings (tracing on by default). */
+/* As Extrae: with neither EXTRAE_ON nor EXTRAE_CONFIG_FILE, Extrae_init
+ * says so on stdout in Extrae's words and does not trace, whatever the
+ * DWT_* variables say; EXTRAE_ON=0 says it is not enabled. */
 static void
-dwt_settings(void)
+not_configured(void)
 {
-	clear_env();
-	setenv("DWT_DIR", path("dwtenv"), 1);
-	Extrae_init();
-	CHECK(Extrae_is_initialized() == EXTRAE_INITIALIZED_EXTRAE_INIT);
-	Extrae_fini();
-	CHECK(access(path("dwtenv"), F_OK) == 0);
+	static const char *want[2] = {
+	    "dwtrace: Application has been linked or preloaded with Extrae, "
+	    "BUT neither EXTRAE_ON nor EXTRAE_CONFIG_FILE are set!\n",
+	    "dwtrace: Application has been linked or preloaded with Extrae, "
+	    "BUT EXTRAE_ON is NOT enabled!\n"};
+	for (int k = 0; k < 2; k++) {
+		struct xt_capture c;
+		clear_env();
+		setenv("DWT_DIR", path("dwtenv"), 1);
+		if (k)
+			setenv("EXTRAE_ON", "0", 1);
+		xt_capture_out_begin(&c);
+		Extrae_init();
+		Extrae_event(1, 1);
+		char *msg = xt_capture_end(&c);
+		CHECK(Extrae_is_initialized() == EXTRAE_NOT_INITIALIZED);
+		CHECK(strcmp(msg, want[k]) == 0);
+		free(msg);
+		Extrae_fini();
+		CHECK(access(path("dwtenv"), F_OK) != 0);
+	}
+}
+
+/* Extrae's test of EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE: starting with
+ * "yes", "true" (any case) or "1" skips; anything else does not, and is
+ * no error. */
+static void
+skip_values(void)
+{
+	static const struct {
+		const char *v;
+		int skip;
+	} c[] = {{"1", 1},  {"yes", 1},  {"TRUE", 1}, {"Yesplease", 1},
+	         {"10", 1}, {"0", 0},    {"no", 0},   {"on", 0},
+	         {"", 0},   {"maybe", 0}};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		clear_env();
+		setenv("EXTRAE_ON", "1", 1);
+		setenv("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE", c[i].v, 1);
+		if (xcfg_auto_wanted() != !c[i].skip) {
+			fprintf(stderr, "skip '%s': expected %d\n", c[i].v,
+			        c[i].skip);
+			tu_failures++;
+		}
+	}
 }
 
 /* EXTRAE_PROGRAM_NAME names the files; the directory is named after the
@@ -155,10 +196,17 @@ names_and_dirs(void)
 	REQUIRE(chdir(base) == 0);
 	clear_env();
 	setenv("EXTRAE_ON", "1", 1);
-	setenv("EXTRAE_PROGRAM_NAME", "prog", 1);
-	Extrae_init();
+	Extrae_init(); /* Extrae's default prefix */
 	Extrae_fini();
 	struct xt_trace tr = xt_load(path("extrae_config_test.trace"));
+	CHECK(tr.n == 1 && xt_streq(tr.p[0].hdr.program, "TRACE"));
+	xt_free(&tr);
+	tu_rmtree(path("extrae_config_test.trace"));
+	/* as Extrae, what follows the last '/' */
+	setenv("EXTRAE_PROGRAM_NAME", "/some/where/prog", 1);
+	Extrae_init();
+	Extrae_fini();
+	tr = xt_load(path("extrae_config_test.trace"));
 	CHECK(tr.n == 1 && xt_streq(tr.p[0].hdr.program, "prog"));
 	xt_free(&tr);
 	setenv("EXTRAE_DIR", path("tmpdir"), 1);
@@ -200,7 +248,8 @@ main(void)
 	off();
 	double_init();
 	after_dwt_init();
-	dwt_settings();
+	not_configured();
+	skip_values();
 	names_and_dirs();
 	sizes();
 	tu_rmtree(base);

@@ -156,7 +156,7 @@ main(void)
 	REQUIRE(h);
 	bind(h, &f);
 	f.get_version(&M, &m, &r);
-	CHECK(M == 4);
+	CHECK(M == 5 && m == 1 && r == 2);
 	CHECK(f.is_initialized() == 0);
 	f.set_taskid(task2);
 	f.init();

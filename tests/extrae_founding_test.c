@@ -293,7 +293,7 @@ check_prv(const char *prefix)
 	snprintf(path, sizeof path, "%s.prv", prefix);
 	char *prv = slurp(path);
 	CHECK(strncmp(prv, "#Paraver", 8) == 0);
-	CHECK(strstr(prv, ":1:4(1:1,1:1,1:1,1:1)\n") != NULL); /* 4 tasks */
+	CHECK(strstr(prv, ":1:4(1:1,1:1,1:1,1:1),0\n") != NULL); /* 4 tasks */
 	for (char *l = strtok(prv, "\n"); l; l = strtok(NULL, "\n")) {
 		if (l[0] == '3')
 			check_prv_comm(l, &ncomm);

@@ -156,28 +156,44 @@ xt_streq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-/* Captures what is written on stderr between xt_capture_begin and
- * xt_capture_end (which returns it; free it). */
+/* Captures what is written on stderr (xt_capture_begin) or stdout
+ * (xt_capture_out_begin) until xt_capture_end (which returns it; free
+ * it). */
 struct xt_capture {
-	int saved;
+	int saved, fd;
 	FILE *f;
 };
 
 static inline void
-xt_capture_begin(struct xt_capture *c)
+xt_capture_fd_begin(struct xt_capture *c, int fd)
 {
+	fflush(stdout);
 	fflush(stderr);
+	c->fd = fd;
 	c->f = tmpfile();
 	REQUIRE(c->f);
-	c->saved = dup(2);
-	REQUIRE(c->saved >= 0 && dup2(fileno(c->f), 2) == 2);
+	c->saved = dup(fd);
+	REQUIRE(c->saved >= 0 && dup2(fileno(c->f), fd) == fd);
+}
+
+static inline void
+xt_capture_begin(struct xt_capture *c)
+{
+	xt_capture_fd_begin(c, 2);
+}
+
+static inline void
+xt_capture_out_begin(struct xt_capture *c)
+{
+	xt_capture_fd_begin(c, 1);
 }
 
 static inline char *
 xt_capture_end(struct xt_capture *c)
 {
+	fflush(stdout);
 	fflush(stderr);
-	dup2(c->saved, 2);
+	dup2(c->saved, c->fd);
 	close(c->saved);
 	struct stat st;
 	long n = fstat(fileno(c->f), &st) == 0 ? (long)st.st_size : 0;

@@ -26,10 +26,12 @@ echo "== install into $tmp/prefix"
 pc=$(find "$tmp/prefix" -name dwtrace.pc)
 test -n "$pc" || { echo "FAIL: no dwtrace.pc installed"; exit 1; }
 libdir=$(dirname "$(dirname "$pc")")
-# Extrae's name for the library must be the very same file.
-test "$(readlink -f "$libdir/libseqtrace.so")" = \
-	"$(readlink -f "$libdir/libdwtrace.so.0")" ||
-	{ echo "FAIL: libseqtrace.so is not libdwtrace.so.0"; exit 1; }
+# Extrae's names for the library must be the very same file.
+for n in libseqtrace.so libseqtrace-5.1.2.so; do
+	test "$(readlink -f "$libdir/$n")" = \
+		"$(readlink -f "$libdir/libdwtrace.so.0")" ||
+		{ echo "FAIL: $n is not libdwtrace.so.0"; exit 1; }
+done
 
 mkdir "$tmp/src"
 cat >"$tmp/src/consumer.c" <<'EOF'

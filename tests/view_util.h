@@ -398,7 +398,10 @@ vu_prv_counts(const char *prefix, vu_counts *c)
 			vu_add(c, key, (long long)(v[6] - v[5]));
 		} else if (v[0] == 2) {
 			for (int i = 6; i + 1 < n; i += 2) {
-				vu_add(c, v[i] == 60000019 ? "funcs" : "events",
+				vu_add(c,
+				       v[i] == 60000019   ? "funcs"
+				       : v[i] == 60000119 ? "lines"
+				                          : "events",
 				       1);
 				/* dwork's runs: slices in the JSON */
 				if (v[i] == 71000001 || v[i] == 71000016)

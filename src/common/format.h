@@ -112,6 +112,8 @@ enum fmt_tlv_kind {
 	FMT_L_IDENTITY = 8,    /* u64 ticks, u32 task, u32 ntasks */
 	FMT_L_END = 9,         /* u64 ticks, u64 ns */
 	FMT_L_PROCESS_NAME = 10, /* u32 0, u32 0, name (since 1.1) */
+	FMT_L_FUNC_LINE = 11,    /* u64 address, u32 line, u32 0, source file
+	                            path (since 1.1) */
 };
 
 static inline void

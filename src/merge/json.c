@@ -425,6 +425,8 @@ events(json_writer *j, const mg_rec *r)
 			               pr->type == LB_TYPE_RUN ? NEST_RUN
 			                                       : NEST_BATCH,
 			               pr->value);
+		} else if (pr->type == LB_TYPE_FUNC_LINE) {
+			continue; /* the function's region says it */
 		} else {
 			err = nest_touch(&j->nest, r->thread, r->time);
 			if (err == DW_OK)

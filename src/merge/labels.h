@@ -8,6 +8,7 @@
 #include "merge/writer.h"
 
 #define LB_TYPE_FUNC         60000019u /* user functions (as Extrae) */
+#define LB_TYPE_FUNC_LINE    60000119u /* their lines: beside each one */
 #define LB_STATE_NOT_CREATED 2u
 #define LB_TYPE_RUN          71000001u /* dwork: remote function running */
 #define LB_TYPE_BATCH        71000016u /* dwork: user functions carried by */

@@ -18,6 +18,7 @@
 #define MG_THREAD_MAX        RD_THREAD_MAX /* the reader refuses ids above */
 #define MG_STACK_MAX         (1u << 16)    /* deeper state pushes are counted */
 #define MG_TYPE_FUNC         60000019u     /* user functions (as Extrae) */
+#define MG_TYPE_FUNC_LINE    60000119u     /* their source lines (as Extrae) */
 #define MG_STATE_IDLE        0u
 #define MG_STATE_NOT_CREATED 2u
 #define MG_NONE              UINT32_MAX
@@ -257,11 +258,10 @@ typedef struct mg_stream {
 	mg_cursor la;       /* second reader, for states longer than the ring */
 	mg_ent la_ent;
 	bool la_eof;
-	uint32_t shown;   /* state shown now */
-	uint32_t *fstack; /* function ids entered */
-	uint32_t fn, fcap;
+	uint32_t shown;       /* state shown now */
+	uint32_t fn;          /* depth of user functions entered */
 	uint64_t fcache_addr; /* last function looked up */
-	uint32_t fcache_id;
+	uint32_t fcache_id, fcache_lid;
 	int phase;        /* enum mg_phase */
 	int64_t key;      /* its first time, then the last time taken */
 	mg_floor *floors; /* receives moved after their send (causal.c) */
@@ -278,11 +278,18 @@ typedef struct mg_dclass {
 	uint32_t n;
 } mg_dclass;
 
+/* Names given ids 1, 2, ... in the order they were met. */
+typedef struct mg_idnames {
+	char **names; /* by id - 1 */
+	size_t n, cap;
+} mg_idnames;
+
+enum { MG_IDS_FUNC, MG_IDS_LINE, MG_IDS_N }; /* 60000019, 60000119 */
+
 typedef struct mg_names {
 	mg_labels labels;
-	char **funcs; /* function names by id - 1 */
-	size_t nfuncs, capfuncs;
-	mg_strtab *fids; /* name -> id */
+	mg_idnames tab[MG_IDS_N];
+	mg_strtab *ids[MG_IDS_N]; /* name -> id */
 	bool used_funcs;
 	mg_dclass dense[MG_DENSE_NCLS];
 } mg_names;
@@ -407,7 +414,9 @@ bool mg_same_clock(const mg_proc *a, const mg_proc *b);
 
 /* names.c */
 dw_err names_build(mg_ctx *c);
-uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr);
+/* The function id (60000019) of addr in p, and its line id (60000119) in
+ * *lid; 0 when out of memory. */
+uint32_t names_func(mg_ctx *c, mg_proc *p, uint64_t addr, uint32_t *lid);
 dw_err names_finish(mg_ctx *c);
 void names_free(mg_ctx *c);
 const char *names_func_name(const mg_info *info, uint64_t id); /* func_name */

@@ -45,6 +45,8 @@ static const mg_state_label std_states[] = {
     {29, 0x342b00, "RTT"},
     {30, 0xff2e00, "Allocating memory"},
     {31, 0x64d820, "Freeing memory"},
+    {32, 0x76b900, "Configuring accelerator"},
+    {33, 0x50b9a0, "Stream Registration"},
 };
 #define NSTD (sizeof std_states / sizeof std_states[0])
 
@@ -114,23 +116,29 @@ strtab_slot(const mg_strtab *t, const char *s)
 	return j;
 }
 
-/* ---- Function ids ------------------------------------------------------ */
+/* ---- Function and line ids ---------------------------------------------
+ *
+ * As Extrae's merger numbers them: id 1 of each of the two types is the
+ * unknown one ("??", "??:0 [??:0, ??]"), then each new name takes the
+ * next id in the order the merge first meets it (time order).  Lines
+ * are labelled as Extrae labels them: "file.c:7 [/path/file.c:7, module]".
+ */
 
-/* Per process: ids parallel to labels->funcs, and addresses met that the
- * process file does not name. */
+/* Per process: the function and line ids of each address met. */
 struct mg_fmap {
-	uint32_t *ids;
 	uint64_t *addrs; /* open addressing, 0 empty (address 0 kept apart) */
-	uint32_t *aids;
+	uint32_t *fids, *lids;
 	uint32_t cap, n;
-	uint32_t zero_id;
+	uint32_t zero_fid, zero_lid;
 };
 
-/* The id of function name (a copy is kept), given a new one if needed. */
+/* The id of name in table k (a copy is kept), given a new one if needed;
+ * 0 when out of memory. */
 static uint32_t
-func_id(mg_names *nm, const char *name)
+name_id(mg_names *nm, int k, const char *name)
 {
-	mg_strtab *t = nm->fids;
+	mg_strtab *t = nm->ids[k];
+	mg_idnames *v = &nm->tab[k];
 	uint32_t j;
 	char *d;
 
@@ -139,75 +147,30 @@ func_id(mg_names *nm, const char *name)
 	j = strtab_slot(t, name);
 	if (t->keys[j])
 		return t->ids[j];
-	if (nm->nfuncs == nm->capfuncs) {
-		size_t cap = nm->capfuncs ? nm->capfuncs * 2 : 64;
-		char **v = realloc(nm->funcs, cap * sizeof *v);
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		char **a = realloc(v->names, cap * sizeof *a);
 
-		if (!v)
+		if (!a)
 			return 0;
-		nm->funcs = v;
-		nm->capfuncs = cap;
+		v->names = a;
+		v->cap = cap;
 	}
 	if (!(d = strdup(name)))
 		return 0;
-	nm->funcs[nm->nfuncs++] = d;
+	v->names[v->n++] = d;
 	t->keys[j] = d;
-	t->ids[j] = (uint32_t)nm->nfuncs;
+	t->ids[j] = (uint32_t)v->n;
 	t->n++;
 	return t->ids[j];
-}
-
-static int
-strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Ids in name order for every function the process files name. */
-static dw_err
-funcs_build(mg_ctx *c)
-{
-	size_t n = 0, k = 0;
-	const char **v;
-
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].labels)
-			n += c->procs[i].labels->nfuncs;
-	v = malloc((n ? n : 1) * sizeof *v);
-	if (!v)
-		return DW_ENOMEM;
-	for (size_t i = 0; i < c->nprocs; i++) {
-		const rd_proc *l = c->procs[i].labels;
-
-		for (size_t j = 0; l && j < l->nfuncs; j++)
-			v[k++] = l->funcs[j].name;
-	}
-	qsort(v, n, sizeof *v, strp_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (!func_id(&c->names, v[i])) {
-			free(v);
-			return DW_ENOMEM;
-		}
-	free(v);
-	return DW_OK;
 }
 
 static dw_err
 fmap_build(mg_ctx *c, mg_proc *p)
 {
-	const rd_proc *l = p->labels;
-
+	(void)c;
 	p->fmap = calloc(1, sizeof *p->fmap);
-	if (!p->fmap)
-		return DW_ENOMEM;
-	if (!l || !l->nfuncs)
-		return DW_OK;
-	p->fmap->ids = malloc(l->nfuncs * sizeof *p->fmap->ids);
-	if (!p->fmap->ids)
-		return DW_ENOMEM;
-	for (size_t i = 0; i < l->nfuncs; i++)
-		p->fmap->ids[i] = func_id(&c->names, l->funcs[i].name);
-	return DW_OK;
+	return p->fmap ? DW_OK : DW_ENOMEM;
 }
 
 static void
@@ -215,9 +178,9 @@ fmap_free(mg_fmap *m)
 {
 	if (!m)
 		return;
-	free(m->ids);
 	free(m->addrs);
-	free(m->aids);
+	free(m->fids);
+	free(m->lids);
 	free(m);
 }
 
@@ -242,11 +205,12 @@ fmap_grow(mg_fmap *m)
 {
 	uint32_t cap = m->cap ? m->cap * 2 : 64;
 	uint64_t *a = calloc(cap, sizeof *a);
-	uint32_t *d = calloc(cap, sizeof *d);
+	uint32_t *f = calloc(cap, sizeof *f), *l = calloc(cap, sizeof *l);
 
-	if (!a || !d) {
+	if (!a || !f || !l) {
 		free(a);
-		free(d);
+		free(f);
+		free(l);
 		return false;
 	}
 	for (uint32_t i = 0; i < m->cap; i++) {
@@ -259,57 +223,71 @@ fmap_grow(mg_fmap *m)
 		while (a[j])
 			j = (j + 1) & (cap - 1);
 		a[j] = m->addrs[i];
-		d[j] = m->aids[i];
+		f[j] = m->fids[i];
+		l[j] = m->lids[i];
 	}
 	free(m->addrs);
-	free(m->aids);
-	m->addrs = a, m->aids = d, m->cap = cap;
+	free(m->fids);
+	free(m->lids);
+	m->addrs = a, m->fids = f, m->lids = l, m->cap = cap;
 	return true;
 }
 
+/* Extrae's line label: the file's base name and line, then the path,
+ * line and module; "??" for what is unknown. */
 static uint32_t
-fmap_anon(mg_ctx *c, mg_proc *p, uint64_t addr)
+line_id(mg_ctx *c, const mg_proc *p, uint64_t addr)
 {
-	mg_fmap *m = p->fmap;
-	uint32_t j;
+	const rd_line_label *l =
+	    p->labels ? rd_proc_func_line(p->labels, addr) : NULL;
+	const rd_module *m = p->labels ? rd_proc_module(p->labels, addr) : NULL;
+	const char *file = l ? l->name : "??", *base = strrchr(file, '/');
+	char buf[4096 + 1024];
+
+	snprintf(buf, sizeof buf, "%s:%u [%s:%u, %s]", base ? base + 1 : file,
+	         l ? l->line : 0, file, l ? l->line : 0, m ? m->path : "??");
+	return name_id(&c->names, MG_IDS_LINE, buf);
+}
+
+static uint32_t
+func_id_of(mg_ctx *c, const mg_proc *p, uint64_t addr)
+{
+	const char *name =
+	    p->labels ? rd_proc_func_name(p->labels, addr) : NULL;
 	char buf[320];
 
-	if (addr == 0 && m->zero_id)
-		return m->zero_id;
-	if (addr && (m->n + 1) * 2 > m->cap && !fmap_grow(m))
-		return 0;
-	j = addr ? (uint32_t)(addr * 0x9e3779b97f4a7c15ull >> 40) & (m->cap - 1)
-	         : 0;
-	while (addr && m->addrs[j] && m->addrs[j] != addr)
-		j = (j + 1) & (m->cap - 1);
-	if (addr && m->addrs[j])
-		return m->aids[j];
-	func_anon(p, addr, buf, sizeof buf);
-	if (!addr)
-		return m->zero_id = func_id(&c->names, buf);
-	m->addrs[j] = addr;
-	m->n++;
-	return m->aids[j] = func_id(&c->names, buf);
+	if (!name) {
+		func_anon(p, addr, buf, sizeof buf);
+		name = buf;
+	}
+	return name_id(&c->names, MG_IDS_FUNC, name);
 }
 
 uint32_t
-names_func(mg_ctx *c, mg_proc *p, uint64_t addr)
+names_func(mg_ctx *c, mg_proc *p, uint64_t addr, uint32_t *lid)
 {
-	const rd_proc *l = p->labels;
-	size_t lo = 0, hi = l ? l->nfuncs : 0;
+	mg_fmap *m = p->fmap;
+	uint32_t j;
 
 	c->names.used_funcs = true;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->funcs[mid].addr == addr)
-			return p->fmap->ids[mid];
-		if (l->funcs[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (addr == 0) {
+		/* no address: the unknown function, as Extrae's 0x0 entry */
+		*lid = 1;
+		return 1;
 	}
-	return fmap_anon(c, p, addr);
+	if ((m->n + 1) * 2 > m->cap && !fmap_grow(m))
+		return *lid = 0;
+	j = (uint32_t)(addr * 0x9e3779b97f4a7c15ull >> 40) & (m->cap - 1);
+	while (m->addrs[j] && m->addrs[j] != addr)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->addrs[j]) {
+		m->fids[j] = func_id_of(c, p, addr);
+		m->lids[j] = line_id(c, p, addr);
+		m->addrs[j] = addr;
+		m->n++;
+	}
+	*lid = m->lids[j];
+	return m->fids[j];
 }
 
 /* ---- States ------------------------------------------------------------- */
@@ -506,38 +484,52 @@ types_build(mg_ctx *c)
 dw_err
 names_build(mg_ctx *c)
 {
-	dw_err err;
+	dw_err err = DW_OK;
 
-	c->names.fids = calloc(1, sizeof *c->names.fids);
-	if (!c->names.fids)
+	for (int k = 0; k < MG_IDS_N; k++)
+		if (!(c->names.ids[k] = calloc(1, sizeof *c->names.ids[k])))
+			return DW_ENOMEM;
+	/* Extrae's first entries, whatever follows. */
+	if (name_id(&c->names, MG_IDS_FUNC, "??") != 1 ||
+	    name_id(&c->names, MG_IDS_LINE, "??:0 [??:0, ??]") != 1)
 		return DW_ENOMEM;
 	err = states_build(c);
 	if (err == DW_OK)
 		err = types_build(c);
 	if (err == DW_OK)
 		err = dense_build(c);
-	if (err == DW_OK)
-		err = funcs_build(c);
 	for (size_t i = 0; err == DW_OK && i < c->nprocs; i++)
 		err = fmap_build(c, &c->procs[i]);
 	return err;
 }
 
-/* The user function type, its values the function ids. */
+/* A type whose values are the names of table k. */
 static dw_err
-func_type(mg_ctx *c, mg_type_label *t)
+ids_type(mg_ctx *c, int k, uint32_t type, const char *name)
 {
-	mg_names *nm = &c->names;
+	mg_labels *lb = &c->names.labels;
+	const mg_idnames *v = &c->names.tab[k];
+	mg_type_label *t = type_find(lb, type);
 
-	t->type = MG_TYPE_FUNC;
-	t->name = "User function";
-	t->values = malloc((nm->nfuncs + 1) * sizeof *t->values);
+	if (t) {
+		free(t->values);
+	} else {
+		mg_type_label *a =
+		    realloc(lb->types, (lb->ntypes + 1) * sizeof *a);
+
+		if (!a)
+			return DW_ENOMEM;
+		lb->types = a;
+		t = &lb->types[lb->ntypes++];
+	}
+	*t = (mg_type_label){.type = type, .name = name};
+	t->values = malloc((v->n + 1) * sizeof *t->values);
 	if (!t->values)
 		return DW_ENOMEM;
 	t->values[0] = (mg_value_label){0, "End"};
-	for (size_t i = 0; i < nm->nfuncs; i++)
-		t->values[i + 1] = (mg_value_label){i + 1, nm->funcs[i]};
-	t->nvalues = nm->nfuncs + 1;
+	for (size_t i = 0; i < v->n; i++)
+		t->values[i + 1] = (mg_value_label){i + 1, v->names[i]};
+	t->nvalues = v->n + 1;
 	return DW_OK;
 }
 
@@ -545,24 +537,11 @@ dw_err
 names_finish(mg_ctx *c)
 {
 	mg_labels *lb = &c->names.labels;
-	mg_type_label *t;
 
-	if (!c->names.nfuncs && !c->names.used_funcs)
+	if (!c->names.used_funcs)
 		return DW_OK;
-	t = type_find(lb, MG_TYPE_FUNC);
-	if (t) {
-		free(t->values);
-	} else {
-		mg_type_label *v =
-		    realloc(lb->types, (lb->ntypes + 1) * sizeof *v);
-
-		if (!v)
-			return DW_ENOMEM;
-		lb->types = v;
-		t = &lb->types[lb->ntypes++];
-	}
-	*t = (mg_type_label){0};
-	if (func_type(c, t) != DW_OK)
+	if (ids_type(c, MG_IDS_FUNC, MG_TYPE_FUNC, "User function") ||
+	    ids_type(c, MG_IDS_LINE, MG_TYPE_FUNC_LINE, "User function line"))
 		return DW_ENOMEM;
 	qsort(lb->types, lb->ntypes, sizeof *lb->types, type_cmp);
 	return DW_OK;
@@ -572,10 +551,11 @@ const char *
 names_func_name(const mg_info *info, uint64_t id)
 {
 	const mg_names *nm = info->func_ctx;
+	const mg_idnames *v = &nm->tab[MG_IDS_FUNC];
 
 	if (!id)
 		return "End";
-	return id <= nm->nfuncs ? nm->funcs[id - 1] : NULL;
+	return id <= v->n ? v->names[id - 1] : NULL;
 }
 
 void
@@ -587,13 +567,15 @@ names_free(mg_ctx *c)
 		free(nm->labels.types[i].values);
 	free(nm->labels.types);
 	free(nm->labels.states);
-	for (size_t i = 0; i < nm->nfuncs; i++)
-		free(nm->funcs[i]);
-	free(nm->funcs);
-	if (nm->fids) {
-		free(nm->fids->keys);
-		free(nm->fids->ids);
-		free(nm->fids);
+	for (int k = 0; k < MG_IDS_N; k++) {
+		for (size_t i = 0; i < nm->tab[k].n; i++)
+			free(nm->tab[k].names[i]);
+		free(nm->tab[k].names);
+		if (nm->ids[k]) {
+			free(nm->ids[k]->keys);
+			free(nm->ids[k]->ids);
+			free(nm->ids[k]);
+		}
 	}
 	for (size_t i = 0; i < c->nprocs; i++)
 		fmap_free(c->procs[i].fmap);

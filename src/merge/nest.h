@@ -14,9 +14,10 @@
  * of each state is the sum of its pieces.  "Not created" (2) is no
  * region.  Empty pieces are never reported.
  *
- * Functions come as the merge gives them, values of type 60000019 that
- * say which function shows now: a new id is an entry, the caller's id
- * (the one below the top) or 0 leaves the top one.  (Recursion to the
+ * Functions come as the merge gives them, values of type 60000019 as
+ * Extrae writes them: a nonzero id is an entry, 0 leaves the top one
+ * (the caller's id, the one below the top, is read as a leave too, as
+ * traces merged before 0 was written at every exit have it).  (Recursion to the
  * same function is ambiguous in that encoding: f inside f, then the
  * caller's f again, reads as a leave.)
  *

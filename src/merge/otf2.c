@@ -525,7 +525,7 @@ events(otf2_writer *o, const mg_rec *r)
 		if (pr->type == LB_TYPE_FUNC)
 			err =
 			    nest_func(&o->nest, r->thread, r->time, pr->value);
-		else
+		else if (pr->type != LB_TYPE_FUNC_LINE) /* in the region */
 			err = metric(o, r, pr);
 	}
 	return err;

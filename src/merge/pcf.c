@@ -48,10 +48,53 @@ pcf_states(FILE *f, const mg_labels *lb)
 	fputs("\n\n", f);
 }
 
+/* Extrae's gradient block: the colours of the event types' gradient
+ * indices (the first number of an EVENT_TYPE line). */
+static void
+pcf_gradient(FILE *f)
+{
+	static const char *names[15] = {"Gradient 0",
+	                                "Grad. 1/MPI Events",
+	                                "Grad. 2/OMP Events",
+	                                "Grad. 3/OMP locks",
+	                                "Grad. 4/User func",
+	                                "Grad. 5/User Events",
+	                                "Grad. 6/General Events",
+	                                "Grad. 7/Hardware Counters"};
+
+	static const unsigned char green[15][2] = {
+	    {255, 2},   {244, 13},  {232, 25},  {220, 37},  {209, 48},
+	    {197, 60},  {185, 72},  {173, 84},  {162, 95},  {150, 107},
+	    {138, 119}, {127, 130}, {115, 142}, {103, 154}, {91, 166}};
+
+	fputs("GRADIENT_COLOR\n", f);
+	for (unsigned i = 0; i < 15; i++)
+		fprintf(f, "%-4u {0,%u,%u}\n", i, green[i][0], green[i][1]);
+	fputs("\n\nGRADIENT_NAMES\n", f);
+	for (unsigned i = 0; i < 15; i++) {
+		if (names[i])
+			fprintf(f, "%-4u %s\n", i, names[i]);
+		else
+			fprintf(f, "%-4u Gradient %u\n", i, i);
+	}
+	fputs("\n\n", f);
+}
+
+/* The gradient index Extrae gives a type: its own events are "General
+ * Events" (6), the tracing mode 9, everything else 0. */
+static unsigned
+pcf_gradient_of(uint32_t type)
+{
+	if (type == 40000018u)
+		return 9;
+	return type >= 40000000u && type < 41000000u ? 6 : 0;
+}
+
 static void
 pcf_type(FILE *f, const mg_type_label *t)
 {
-	fprintf(f, "EVENT_TYPE\n0    %-10u ", t->type);
+	fprintf(f, "EVENT_TYPE\n%u    %-10u ", pcf_gradient_of(t->type),
+	        t->type);
 	prv_put_name(f, t->name);
 	fputc('\n', f);
 	if (t->nvalues)
@@ -71,6 +114,7 @@ pcf_write(FILE *f, const mg_info *info)
 
 	pcf_options(f);
 	pcf_states(f, lb);
+	pcf_gradient(f);
 	for (size_t i = 0; i < lb->ntypes; i++)
 		pcf_type(f, &lb->types[i]);
 }

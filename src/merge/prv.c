@@ -83,11 +83,12 @@ header_date(const mg_info *info, char *buf, size_t len)
 	struct tm tm;
 
 	if (!localtime_r(&t, &tm) ||
-	    !strftime(buf, len, "%d/%m/%y at %H:%M", &tm))
-		snprintf(buf, len, "01/01/70 at 00:00");
+	    !strftime(buf, len, "%d/%m/%Y at %H:%M", &tm))
+		snprintf(buf, len, "01/01/1970 at 00:00");
 }
 
-/* "#Paraver (date):end_ns:nodes(cpus,...):1:tasks(threads:node,...)" */
+/* "#Paraver (dd/mm/yyyy at hh:mm):end_ns:nodes(cpus,...):1:
+ *  tasks(threads:node,...),0" as Extrae writes it */
 static dw_err
 header(prv_writer *p, const mg_info *info)
 {
@@ -119,7 +120,8 @@ header(prv_writer *p, const mg_info *info)
 			err = put_u64(p, info->tasks[i].node + 1,
 			              i + 1 < info->ntasks ? ',' : ')');
 	}
-	return err == DW_OK ? put_str(p, "\n") : err;
+	/* Extrae's suffix: the number of communicators defined (none) */
+	return err == DW_OK ? put_str(p, ",0\n") : err;
 }
 
 /*

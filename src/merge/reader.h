@@ -255,6 +255,14 @@ typedef struct rd_func_label {
 	uint64_t offset;
 } rd_func_label;
 
+/* Where a function address is in the source: file:line. */
+typedef struct rd_line_label {
+	uint64_t addr;
+	uint32_t line;
+	char *name; /* the source file's path */
+	uint64_t offset;
+} rd_line_label;
+
 typedef struct rd_thread_label {
 	uint32_t thread;
 	char *name;
@@ -295,6 +303,8 @@ typedef struct rd_proc {
 	size_t nstates;
 	rd_func_label *funcs;
 	size_t nfuncs;
+	rd_line_label *lines; /* by address */
+	size_t nlines;
 	rd_thread_label *threads;
 	size_t nthreads;
 	rd_module *modules;
@@ -332,6 +342,8 @@ void rd_proc_close(rd_proc *p);
 const char *rd_proc_type_name(const rd_proc *p, uint32_t type);
 const char *rd_proc_value_name(const rd_proc *p, uint32_t type, uint64_t value);
 const char *rd_proc_func_name(const rd_proc *p, uint64_t addr);
+/* The source line of a function address, or NULL. */
+const rd_line_label *rd_proc_func_line(const rd_proc *p, uint64_t addr);
 const char *rd_proc_thread_name(const rd_proc *p, uint32_t thread);
 
 /* The state's label (name and colour), or NULL. */

@@ -35,7 +35,8 @@ grow(void **arr, size_t *cap, size_t n, size_t size)
 
 /* Allocation sizes of the tables while they are being filled. */
 struct caps {
-	size_t types, values, states, funcs, threads, modules, calib, ident;
+	size_t types, values, states, funcs, lines, threads, modules, calib,
+	    ident;
 };
 
 /* ---- Decoding one TLV ------------------------------------------------ */
@@ -58,6 +59,8 @@ tlv_fixed(uint32_t kind)
 		return 16;
 	case FMT_L_MODULE:
 		return 24;
+	case FMT_L_FUNC_LINE:
+		return 16;
 	default:
 		return 0;
 	}
@@ -106,6 +109,16 @@ tlv_names(rd_proc *p, struct caps *c, uint32_t kind, const unsigned char *d,
 			break;
 		p->funcs[p->nfuncs++] = (rd_func_label){
 		    .addr = fmt_get_u64(d), .name = name, .offset = off};
+		return true;
+	case FMT_L_FUNC_LINE:
+		if (!grow((void **)&p->lines, &c->lines, p->nlines,
+		          sizeof *p->lines))
+			break;
+		p->lines[p->nlines++] =
+		    (rd_line_label){.addr = fmt_get_u64(d),
+		                    .line = fmt_get_u32(d + 8),
+		                    .name = name,
+		                    .offset = off};
 		return true;
 	case FMT_L_THREAD_NAME:
 		if (!grow((void **)&p->threads, &c->threads, p->nthreads,
@@ -316,6 +329,13 @@ rd_func_label_key(const void *a, const void *b)
 }
 
 static int
+rd_line_label_key(const void *a, const void *b)
+{
+	return u64_cmp(((const rd_line_label *)a)->addr,
+	               ((const rd_line_label *)b)->addr);
+}
+
+static int
 rd_thread_label_key(const void *a, const void *b)
 {
 	return u64_cmp(((const rd_thread_label *)a)->thread,
@@ -408,6 +428,7 @@ tables_sort(rd_proc *p)
 	                          values = RD_TABLE(rd_value_label, name),
 	                          states = RD_TABLE(rd_state_label, name),
 	                          funcs = RD_TABLE(rd_func_label, name),
+	                          lines = RD_TABLE(rd_line_label, name),
 	                          threads = RD_TABLE(rd_thread_label, name),
 	                          modules = RD_TABLE(rd_module, path);
 
@@ -415,6 +436,7 @@ tables_sort(rd_proc *p)
 	table_sort(&values, p->values, &p->nvalues);
 	table_sort(&states, p->states, &p->nstates);
 	table_sort(&funcs, p->funcs, &p->nfuncs);
+	table_sort(&lines, p->lines, &p->nlines);
 	table_sort(&threads, p->threads, &p->nthreads);
 	table_sort(&modules, p->modules, &p->nmodules);
 }
@@ -494,6 +516,8 @@ rd_proc_close(rd_proc *p)
 		free(p->states[i].name);
 	for (size_t i = 0; i < p->nfuncs; i++)
 		free(p->funcs[i].name);
+	for (size_t i = 0; i < p->nlines; i++)
+		free(p->lines[i].name);
 	for (size_t i = 0; i < p->nthreads; i++)
 		free(p->threads[i].name);
 	for (size_t i = 0; i < p->nmodules; i++)
@@ -502,6 +526,7 @@ rd_proc_close(rd_proc *p)
 	free(p->values);
 	free(p->states);
 	free(p->funcs);
+	free(p->lines);
 	free(p->threads);
 	free(p->modules);
 	free(p->calib);
@@ -555,6 +580,14 @@ rd_proc_func_name(const rd_proc *p, uint64_t addr)
 	    find(&k, p->funcs, p->nfuncs, sizeof k, rd_func_label_key);
 
 	return l ? l->name : NULL;
+}
+
+const rd_line_label *
+rd_proc_func_line(const rd_proc *p, uint64_t addr)
+{
+	rd_line_label k = {.addr = addr};
+
+	return find(&k, p->lines, p->nlines, sizeof k, rd_line_label_key);
 }
 
 const char *

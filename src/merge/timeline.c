@@ -192,40 +192,27 @@ part_add(mg_ctx *c, const rd_rec *r)
 /* ---- User functions
  * ------------------------------------------------------------ */
 
+/* As Extrae writes them: the function and its line at an entry, 0 and
+ * 0 at an exit (Paraver's stacked values rebuild the nesting). */
 static bool
 func_enter(mg_ctx *c, mg_stream *s, uint64_t addr)
 {
-	uint32_t id;
-
-	if (s->fcache_id && s->fcache_addr == addr) {
-		id = s->fcache_id;
-	} else {
-		id = names_func(c, s->proc, addr);
-		s->fcache_addr = addr, s->fcache_id = id;
+	if (!s->fcache_id || s->fcache_addr != addr) {
+		s->fcache_id = names_func(c, s->proc, addr, &s->fcache_lid);
+		s->fcache_addr = addr;
 	}
-	if (s->fn == s->fcap) {
-		uint32_t cap = s->fcap ? s->fcap * 2 : 16;
-		uint32_t *v = cap <= MG_STACK_MAX
-		                  ? realloc(s->fstack, cap * sizeof *v)
-		                  : NULL;
-
-		if (v) {
-			s->fstack = v;
-			s->fcap = cap;
-		}
-	}
-	if (s->fn < s->fcap)
-		s->fstack[s->fn++] = id;
-	return pair_add(c, MG_TYPE_FUNC, id);
+	s->fn++;
+	return pair_add(c, MG_TYPE_FUNC, s->fcache_id) &&
+	       pair_add(c, MG_TYPE_FUNC_LINE, s->fcache_lid);
 }
 
-/* Leaving a function shows the one that called it (0: none). */
 static bool
 func_exit(mg_ctx *c, mg_stream *s)
 {
 	if (s->fn)
 		s->fn--;
-	return pair_add(c, MG_TYPE_FUNC, s->fn ? s->fstack[s->fn - 1] : 0);
+	return pair_add(c, MG_TYPE_FUNC, 0) &&
+	       pair_add(c, MG_TYPE_FUNC_LINE, 0);
 }
 
 /* ---- Groups

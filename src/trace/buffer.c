@@ -131,7 +131,7 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 		__atomic_fetch_add(&trc.segments_reused, 1, __ATOMIC_RELAXED);
 	}
 	if (b->seg && b->seg != m)
-		munmap(b->seg, seg);
+		prep_retire(b->seg, seg);
 	if (t < *now)
 		t = *now;
 	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);
@@ -151,6 +151,8 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 	buf_write_header_counts(b);
 }
 
+/* The helper's prepared segment when there is one (a pointer swap);
+ * else made here.  Then the next one is asked for. */
 static int
 buf_new_segment(struct buf *b, uint64_t *now)
 {
@@ -160,16 +162,19 @@ buf_new_segment(struct buf *b, uint64_t *now)
 		b->reg_ticks = b->reg_ns = 0;
 	else
 		clk_pair(&t, &ns);
-	if (b->fd < 0)
-		err = buf_open_file(b);
-	if (err == DW_OK)
-		err = buf_pick_segment(b, &idx, &reuse);
-	unsigned char *m = NULL;
-	if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
-		err = DW_ENOSPC;
-	if (err != DW_OK)
+	if (b->fd < 0 && (err = buf_open_file(b)) != DW_OK)
 		return err;
+	unsigned char *m = prep_take_segment(b, &idx);
+	if (!m) {
+		err = buf_pick_segment(b, &idx, &reuse);
+		if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
+			err = DW_ENOSPC;
+		prep_own_done(b);
+		if (err != DW_OK)
+			return err;
+	}
 	buf_start_segment(b, m, idx, reuse, now, t, ns);
+	prep_want_segment(b);
 	return DW_OK;
 }
 
@@ -197,6 +202,18 @@ buf_fail(struct buf *b, int err)
 	buf_lose(b, err);
 }
 
+/* A file prepared ahead, when one is ready and the thread's name is
+ * free (a thread id callback may repeat ids: then the usual path). */
+static int
+buf_take_kit(struct buf *b)
+{
+	snprintf(b->path, sizeof b->path, "%s.%u.dwt", trc.prefix, b->thread);
+	if (access(b->path, F_OK) == 0 || prep_take_kit(b) != 0)
+		return -1;
+	lbl_put_header(b->hdr, FMT_FILE_THREAD, b->thread);
+	return 0;
+}
+
 static struct buf *
 buf_register(uint64_t now)
 {
@@ -206,8 +223,10 @@ buf_register(uint64_t now)
 	struct buf *b = NULL;
 	if (!trc_on || !(b = calloc(1, sizeof *b)))
 		goto out;
-	if (trc.need_pfile)
+	if (trc.need_pfile) { /* the first record after a fork */
 		lbl_pfile_create();
+		prep_session(trc.gen);
+	}
 	b->gen = trc.gen;
 	b->fd = -1;
 	b->last = now;
@@ -217,7 +236,7 @@ buf_register(uint64_t now)
 	trc.next_thread++;
 	trc.nthreads++;
 	trc_refresh_identity();
-	if (buf_open_file(b) != DW_OK)
+	if (buf_take_kit(b) != 0 && buf_open_file(b) != DW_OK)
 		b->retry_at = 0;
 	b->next = trc.bufs;
 	trc.bufs = b;
@@ -335,6 +354,8 @@ buf_drop_all(void)
 		n = b->next;
 		if (b->seg)
 			munmap(b->seg, trc.cfg.segment_size);
+		if (b->spare) /* the parent's: forgotten, not cut */
+			munmap(b->spare, trc.cfg.segment_size);
 		if (b->hdr)
 			munmap(b->hdr, FMT_HEADER_PAGE);
 		if (b->fd >= 0)

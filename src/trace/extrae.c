@@ -6,6 +6,9 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,12 @@ static pthread_mutex_t xtr_lock = PTHREAD_MUTEX_INITIALIZER;
 static int xtr_paused;                       /* Extrae_shutdown */
 static unsigned xtr_from, xtr_to = UINT_MAX; /* Extrae_set_tracing_tasks */
 static void (*xtr_finalize_fn)(void);
+static int xtr_own; /* this layer started the session: Extrae's states and
+                       events are written */
+
+/* Present when the dwork runtime is linked in: then DWORK_TRACE alone
+ * decides whether the process is traced. */
+extern int dw_init(int *argc, char ***argv) __attribute__((weak));
 
 static int
 xtr_initialized(void)
@@ -39,6 +48,80 @@ xtr_apply_active(void)
 	dwt_set_active(!xtr_paused && task >= xtr_from && task <= xtr_to);
 }
 
+/* Labels of Extrae's own events, as its merger writes them. */
+static void
+xtr_define_internal(void)
+{
+	static const struct {
+		uint32_t type;
+		const char *name;
+	} t[] = {
+	    {XTR_EV_APPL, "Application"},
+	    {XTR_EV_TRACE_INIT, "Trace initialization"},
+	    {XTR_EV_FLUSH, "Flushing Traces"},
+	    {XTR_EV_TRACING, "Tracing"},
+	    {XTR_EV_TRACING_MODE, "Tracing mode"},
+	    {XTR_EV_CPU, "Executing CPU"},
+	    {XTR_EV_PID, "Process IDentifier"},
+	    {XTR_EV_PPID, "Parent Process IDentifier"},
+	    {XTR_EV_FORK_DEPTH, "fork() depth"},
+	    {XTR_EV_RAW_CLOCK, "RAW clock() value from system"},
+	    {XTR_EV_CPU_SAMPLING, "CPU-Event sampling interval"},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		dwt_define_type(t[i].type, t[i].name);
+	for (uint32_t ty = XTR_EV_APPL; ty <= XTR_EV_FLUSH; ty++) {
+		dwt_define_value(ty, 0, "End");
+		dwt_define_value(ty, 1, "Begin");
+	}
+	dwt_define_value(XTR_EV_TRACING, 0, "Disabled");
+	dwt_define_value(XTR_EV_TRACING, 1, "Enabled");
+	dwt_define_value(XTR_EV_TRACING_MODE, 1, "Detailed");
+	dwt_define_value(XTR_EV_TRACING_MODE, 2, "CPU Bursts");
+}
+
+static uint64_t
+xtr_raw_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The application begins, then the trace initialisation (state Others)
+ * with the process's identity, as Extrae writes them.  The first of
+ * these records makes the thread's file and segment: that cost falls
+ * in "Trace initialization", where Extrae pays its own. */
+static void
+xtr_begin(void)
+{
+	int cpu = sched_getcpu();
+	uint32_t t[5] = {XTR_EV_APPL, XTR_EV_RAW_CLOCK, XTR_EV_CPU,
+	                 XTR_EV_CPU_SAMPLING, XTR_EV_TRACING_MODE};
+	uint64_t v[5] = {1, xtr_raw_clock(), cpu < 0 ? 0 : (uint64_t)cpu + 1, 0,
+	                 1};
+	uint32_t it[4] = {XTR_EV_TRACE_INIT, XTR_EV_PID, XTR_EV_PPID,
+	                  XTR_EV_FORK_DEPTH};
+	uint64_t iv[4] = {1, (uint64_t)getpid(), 0, 1}, end = 0;
+	dwt_events(5, t, v);
+	xtr_state_events(FMT_R_STATE_PUSH, DWT_STATE_OTHERS, 4, it, iv);
+	xtr_define_internal();
+	xtr_state_events(FMT_R_STATE_POP, 0, 1, it, &end);
+}
+
+/* Extrae_fini's flush (state I/O), then the application's end. */
+static void
+xtr_end(void)
+{
+	uint32_t t[2] = {XTR_EV_APPL, XTR_EV_RAW_CLOCK}, f = XTR_EV_FLUSH;
+	uint64_t v[2] = {0, 0}, one = 1, zero = 0;
+	xtr_state_events(FMT_R_STATE_PUSH, DWT_STATE_IO, 1, &f, &one);
+	dwt_flush();
+	xtr_state_events(FMT_R_STATE_POP, 0, 1, &f, &zero);
+	v[1] = xtr_raw_clock();
+	dwt_events(2, t, v);
+}
+
 static void
 xtr_start(void)
 {
@@ -55,7 +138,10 @@ xtr_start(void)
 	pthread_mutex_lock(&trc.lock);
 	trc.base_state = DWT_STATE_RUNNING;
 	pthread_mutex_unlock(&trc.lock);
+	xtr_own = 1;
+	xtr_paused = 0;
 	xtr_apply_active();
+	xtr_begin();
 }
 
 /* A second initialisation (by hand after the automatic one, or after the
@@ -64,7 +150,8 @@ static void
 xtr_init(int automatic)
 {
 	pthread_mutex_lock(&xtr_lock);
-	if (!xtr_initialized() && (!automatic || xcfg_auto_wanted()))
+	if (!xtr_initialized() && !dw_init &&
+	    (!automatic || xcfg_auto_wanted()))
 		xtr_start();
 	pthread_mutex_unlock(&xtr_lock);
 }
@@ -95,6 +182,9 @@ Extrae_fini(void)
 {
 	pthread_mutex_lock(&xtr_lock);
 	int was = xtr_initialized();
+	if (was && xtr_own)
+		xtr_end();
+	xtr_own = 0;
 	dwt_fini();
 	void (*fn)(void) = xtr_finalize_fn;
 	pthread_mutex_unlock(&xtr_lock);
@@ -110,10 +200,18 @@ Extrae_flush(void)
 }
 XTR_ALIASES(void, _flush, (void))
 
+/* As Extrae marks them: "Tracing" 0 and the state Tracing Disabled from
+ * the shutdown to the restart, on the thread that calls them. */
 DW_API void
 Extrae_shutdown(void)
 {
 	pthread_mutex_lock(&xtr_lock);
+	if (xtr_own && !xtr_paused) {
+		uint32_t t = XTR_EV_TRACING;
+		uint64_t v = 0;
+		xtr_state_events(FMT_R_STATE_PUSH, DWT_STATE_TRACING_DISABLED,
+		                 1, &t, &v);
+	}
 	xtr_paused = 1;
 	xtr_apply_active();
 	pthread_mutex_unlock(&xtr_lock);
@@ -124,8 +222,14 @@ DW_API void
 Extrae_restart(void)
 {
 	pthread_mutex_lock(&xtr_lock);
+	int was = xtr_paused;
 	xtr_paused = 0;
 	xtr_apply_active();
+	if (xtr_own && was) {
+		uint32_t t = XTR_EV_TRACING;
+		uint64_t v = 1;
+		xtr_state_events(FMT_R_STATE_POP, 0, 1, &t, &v);
+	}
 	pthread_mutex_unlock(&xtr_lock);
 }
 XTR_ALIASES(void, _restart, (void))
@@ -273,11 +377,11 @@ DW_API void
 Extrae_get_version(unsigned *major, unsigned *minor, unsigned *revision)
 {
 	if (major)
-		*major = 4;
+		*major = 5;
 	if (minor)
-		*minor = 0;
+		*minor = 1;
 	if (revision)
-		*revision = 0;
+		*revision = 2;
 }
 
 DW_API void

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "trace/extrae_int.h"
 #include "trace/tracer.h"
@@ -92,6 +93,9 @@ xcfg_set(struct xcfg *x, enum xcfg_key k, const char *origin, const char *val)
 	case XK_COUNTERS:
 		return xcfg_set_flag(&x->counters, origin, val);
 	case XK_PROGRAM:
+		/* Extrae keeps what follows the last '/' */
+		if (strrchr(val, '/'))
+			val = strrchr(val, '/') + 1;
 		if (!cfg_program_ok(val))
 			return xcfg_fail(
 			    origin, val,
@@ -221,10 +225,24 @@ xcfg_pick_dir(struct xcfg *x, int had_dwt_dir)
 	x->cfg.dir = x->dir;
 }
 
+/* What Extrae prints on stdout when it is not configured to trace. */
+static int
+xcfg_not_configured(const char *why)
+{
+	printf("dwtrace: Application has been linked or preloaded with Extrae, "
+	       "BUT %s!\n",
+	       why);
+	fflush(stdout);
+	return DW_ENOTFOUND;
+}
+
 int
 xcfg_load(struct xcfg *x)
 {
 	char err[512];
+	const char *file = getenv("EXTRAE_CONFIG_FILE");
+	const char *on = getenv("EXTRAE_ON");
+	int v = 0;
 	memset(x, 0, sizeof *x);
 	dwt_config_defaults(&x->cfg);
 	x->counters = 1;
@@ -232,32 +250,47 @@ xcfg_load(struct xcfg *x)
 		trc_err("%s", err);
 		return DW_EINVAL;
 	}
+	if (!x->cfg.program) { /* Extrae's default prefix */
+		snprintf(x->program, sizeof x->program, "TRACE");
+		x->cfg.program = x->program;
+	}
 	int had_dwt_dir = x->cfg.dir != NULL;
-	const char *file = getenv("EXTRAE_CONFIG_FILE");
 	int e = file && *file ? xcfg_xml(x, file) : DW_ENOTFOUND;
-	if (e == DW_ENOTFOUND)
+	if (e == DW_ENOTFOUND) {
+		if (!on)
+			return xcfg_not_configured(
+			    file && *file
+			        ? "EXTRAE_CONFIG_FILE could not be used and "
+			          "EXTRAE_ON is NOT set"
+			        : "neither EXTRAE_ON nor EXTRAE_CONFIG_FILE "
+			          "are set");
+		if (cfg_bool(on, &v) == 0 && !v)
+			return xcfg_not_configured("EXTRAE_ON is NOT enabled");
 		e = xcfg_env(x);
+	}
 	if (e != DW_OK)
 		return DW_EINVAL;
 	xcfg_pick_dir(x, had_dwt_dir);
 	return DW_OK;
 }
 
+/* Extrae's test of the skip variable: it starts with "yes", "true"
+ * (any case) or "1"; anything else initialises. */
+static int
+xcfg_skip(const char *s)
+{
+	return s && (!strncasecmp(s, "yes", 3) || !strncasecmp(s, "true", 4) ||
+	             !strncmp(s, "1", 1));
+}
+
 int
 xcfg_auto_wanted(void)
 {
-	const char *skip = getenv("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE");
 	const char *on = getenv("EXTRAE_ON");
 	const char *file = getenv("EXTRAE_CONFIG_FILE");
 	int v = 0;
-	if (skip && cfg_bool(skip, &v) == 0 && v)
+	if (xcfg_skip(getenv("EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE")))
 		return 0;
-	if (skip && *skip && cfg_bool(skip, &v))
-		trc_err(
-		    "EXTRAE_SKIP_AUTO_LIBRARY_INITIALIZE='%s' is not valid: "
-		    "expected 1, 0, yes, no, true, false, on or off "
-		    "(taken as 0: the library initialises itself)",
-		    skip);
 	if (file && *file)
 		return 1;
 	/* A bad EXTRAE_ON is reported by the initialisation it starts. */

@@ -18,6 +18,18 @@
 #define XTR_TYPE_PAGE_FAULTS  39000003u /* page faults */
 #define XTR_TYPE_VTHREAD      39000010u /* Extrae_resume_virtual_thread */
 #define XTR_TYPE_PAPI_TOT_INS 42000050u /* Extrae's/PAPI's numbering */
+/* Extrae's own events of a sequential run (docs/extrae-compat.md) */
+#define XTR_EV_APPL           40000001u /* application: 1 begin, 0 end */
+#define XTR_EV_TRACE_INIT     40000002u /* trace initialisation */
+#define XTR_EV_FLUSH          40000003u /* flushing traces */
+#define XTR_EV_TRACING        40000012u /* 0 Extrae_shutdown, 1 restart */
+#define XTR_EV_TRACING_MODE   40000018u /* 1 detailed */
+#define XTR_EV_CPU            40000033u /* executing CPU + 1 */
+#define XTR_EV_PID            40000036u
+#define XTR_EV_PPID           40000037u
+#define XTR_EV_FORK_DEPTH     40000038u
+#define XTR_EV_RAW_CLOCK      40000050u /* CLOCK_MONOTONIC ns */
+#define XTR_EV_CPU_SAMPLING   40000133u /* CPU-event sampling interval */
 #define XTR_TYPE_PAPI_TOT_CYC 42000059u
 
 /* Extrae_<name> also exported as SEQtrace_<name>, OMPtrace_<name>, ...:
@@ -29,6 +41,11 @@
 	XTR_ALIAS_(OMPtrace, ret, name, params)                                \
 	XTR_ALIAS_(MPItrace, ret, name, params)                                \
 	XTR_ALIAS_(OMPItrace, ret, name, params)
+
+/* A state push (kind FMT_R_STATE_PUSH, state) or pop (FMT_R_STATE_POP)
+ * and n events, all at one timestamp (n small: within a segment). */
+void xtr_state_events(uint32_t kind, uint32_t state, unsigned n,
+                      const uint32_t *types, const uint64_t *values);
 
 /* Extrae_set_options bits in force (EXTRAE_HWC_OPTION by default). */
 extern int xtr_options;

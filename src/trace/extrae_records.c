@@ -43,6 +43,31 @@ xtr_chunk(unsigned n, const extrae_type_t *types, const extrae_value_t *values,
 	t->nrec += all - 1;
 }
 
+void
+xtr_state_events(uint32_t kind, uint32_t state, unsigned n,
+                 const uint32_t *types, const uint64_t *values)
+{
+	struct buf *t;
+	uint64_t now;
+	uint32_t d;
+	unsigned all = n + 1;
+	if (!XTR_ON())
+		return;
+	unsigned char *p = rec_reserve(&t, &now, &d, all * FMT_REC_SIZE);
+	if (rec_unlikely(!p))
+		return;
+	for (unsigned i = all; i-- > 0;) {
+		unsigned char *q = p + (size_t)i * FMT_REC_SIZE;
+		if (i == 0)
+			rec_payload(q, kind == FMT_R_STATE_PUSH ? state : 0, 0);
+		else
+			rec_payload(q, types[i - 1], values[i - 1]);
+		rec_commit(q, i ? FMT_R_EVENT : kind, i ? 0 : d);
+	}
+	rec_done(t, p + (size_t)all * FMT_REC_SIZE, now);
+	t->nrec += all - 1;
+}
+
 /* A batch shares one timestamp when it fits in one segment (as with
  * dwt_events); the counters go with the last part. */
 static void

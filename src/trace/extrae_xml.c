@@ -127,6 +127,16 @@ xml_wanted(const xmlNode *n)
 	return on;
 }
 
+/* Extrae takes <trace-prefix> only with enabled="yes" written out. */
+static int
+xml_has_enabled(const xmlNode *n)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)"enabled");
+	int has = v != NULL;
+	xmlFree(v);
+	return has;
+}
+
 /* Applies the text of an enabled leaf n to setting k. */
 static void
 xml_leaf(struct xml_ctx *c, const xmlNode *n, enum xcfg_key k)
@@ -146,8 +156,9 @@ xml_storage(struct xml_ctx *c, const xmlNode *p)
 	for (const xmlNode *n = p->children; n; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		if (xml_is(n, "trace-prefix"))
-			xml_leaf(c, n, XK_PROGRAM);
+		if (xml_is(n, "trace-prefix") && xml_has_enabled(n))
+			xml_leaf(c, n,
+			         XK_PROGRAM); /* else "TRACE", as Extrae */
 		else if (xml_is(n, "size"))
 			xml_leaf(c, n, XK_FILE_SIZE);
 		else if (xml_is(n, "temporal-directory"))

@@ -39,6 +39,8 @@ trc_thread_exit(void *p)
 	struct buf *b = p;
 	if (b == trc_self && b->gen == trc.gen)
 		rec_one(FMT_R_THREAD_END, 0, 0);
+	if (b->gen == trc.gen)
+		prep_release(b);
 	__atomic_store_n(&b->exited, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
 }
@@ -237,6 +239,7 @@ dwt_init(const dwt_config *cfg)
 	trc.initialized = 1;
 	trc_refresh_identity();
 	trc_set_on();
+	prep_session(trc.gen);
 out:
 	pthread_mutex_unlock(&trc.lock);
 	return err;
@@ -272,6 +275,10 @@ dwt_fini(void)
 	clk_pair(&t, &ns);
 	/* The files of threads that exited, and the caller's, cannot be
 	 * stored into any more: their unused tails are cut. */
+	prep_fini();
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		if (b->gen == trc.gen)
+			prep_release(b);
 	for (struct buf *b = trc.bufs; b; b = b->next)
 		if (b->gen == trc.gen)
 			buf_finish(
@@ -360,17 +367,20 @@ static void
 trc_atfork_prepare(void)
 {
 	pthread_mutex_lock(&trc.lock);
+	prep_fork_prepare();
 }
 
 static void
 trc_atfork_parent(void)
 {
+	prep_fork_parent();
 	pthread_mutex_unlock(&trc.lock);
 }
 
 static void
 trc_atfork_child(void)
 {
+	prep_fork_child();
 	pthread_mutex_init(&trc.lock, NULL);
 	if (!trc.initialized)
 		return;

@@ -49,6 +49,12 @@ struct buf {
 	unsigned char *fe_pos; /* instrumented entry that may be taken back */
 	uint64_t fe_last;      /* the time base before it */
 	struct addrset fns;    /* every function address it saw */
+	/* prep.c, under its lock: the next segment, prepared ahead */
+	unsigned char *spare; /* mapped and faulted in, NULL when none */
+	uint64_t spare_idx;   /* its index in the file */
+	int spare_want;       /* asked for */
+	int spare_busy;       /* being made (by the helper or the owner) */
+	int spare_failed;     /* do not prepare any more */
 	char path[PATH_MAX];
 	struct buf *next;
 };
@@ -117,12 +123,38 @@ void lbl_write_modules(void);
 void lbl_free_all(void);
 void lbl_put_header(unsigned char *h, int kind, uint32_t thread);
 
+/* prep.c: segments and thread files prepared ahead by a helper thread */
+void prep_session(uint64_t gen); /* dwt_init: a new session */
+void prep_want_segment(struct buf *b);
+/* b's prepared next segment and its index, or NULL: then the caller
+ * makes one itself and calls prep_own_done(b) after. */
+unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
+void prep_own_done(struct buf *b);
+void prep_retire(void *m, size_t len); /* munmap, by the helper */
+/* Gives b (its path and thread set) a prepared file, header page and
+ * first segment (as its spare): 0, or -1 when none is ready. */
+int prep_take_kit(struct buf *b);
+void prep_release(struct buf *b); /* its spare given back; no more */
+void prep_fini(void);             /* the unused kit removed */
+void prep_fork_prepare(void);
+void prep_fork_parent(void);
+void prep_fork_child(void);
+
 /* funcs.c */
 /* Remembers a function address seen by thread b (takes trc.lock). */
 void fn_note(struct buf *b, uint64_t addr);
 /* At fini (trc.lock held): names every address seen by this session. */
 void fn_name_seen(void);
 void fn_set_free(struct addrset *s);
+
+/* srcline.c: source lines from DWARF (libdw); without libdw srcl_open
+ * returns NULL and srcl_find finds nothing.  srcl_find: 0 with the
+ * file's path and the line, or -1. */
+struct srcl;
+struct srcl *srcl_open(void);
+int srcl_find(struct srcl *s, uint64_t addr, char *file, size_t len,
+              uint32_t *line);
+void srcl_close(struct srcl *s);
 
 /* config.c: a yes/no value (1 0 yes no true false on off, any case) into
  * *out, 0; -1 when it is none of those.  A valid program name: 1. */

@@ -1,0 +1,407 @@
+/*
+ * Segments prepared ahead of time, so that no record pays for growing a
+ * file: a helper thread allocates, maps and faults in (MADV_POPULATE_WRITE)
+ *
+ * - each buffer's next segment, asked for when a segment starts: when
+ *   the current one is full, the record that finds it full only swaps
+ *   pointers;
+ * - the unmapping of full segments;
+ * - a "kit" for the next thread to register: its file (under a name the
+ *   reader ignores, renamed when a thread takes it), header page and
+ *   first segment.
+ *
+ * What the helper prepared and nobody used is given back at fini (cut
+ * from the file, or the kit's file removed), so the files end as they
+ * did without it.  The helper's work happens under no lock a recording
+ * thread takes; prep_lock guards the handoff only.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trace/tracer.h"
+
+static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t prep_work = PTHREAD_COND_INITIALIZER; /* to helper */
+static pthread_cond_t prep_done = PTHREAD_COND_INITIALIZER; /* from it */
+static int prep_running;   /* a helper thread exists (in this process) */
+static uint64_t prep_gen;  /* session the kit and requests belong to */
+static int prep_kit_want;  /* a kit is wanted */
+static int prep_kit_busy;  /* the helper is making it */
+static int prep_kit_fails; /* consecutive failures: stop trying */
+static struct prep_kit {
+	int fd;
+	unsigned char *hdr, *seg;
+	char path[PATH_MAX];
+} prep_kit = {.fd = -1};
+/* Full segments to unmap: tearing down 16 MB of page tables takes about
+ * a millisecond, which the helper pays instead of the recording thread. */
+#define PREP_OLD 8
+static void *prep_old[PREP_OLD];
+static size_t prep_old_len[PREP_OLD];
+static unsigned prep_nold;
+
+static uint64_t
+prep_seg_off(uint64_t idx)
+{
+	return FMT_HEADER_PAGE + idx * trc.cfg.segment_size;
+}
+
+/* Room under the size cap for one more segment (and reserves it). */
+static int
+prep_reserve(void)
+{
+	uint64_t seg = trc.cfg.segment_size, cap = trc.cfg.size_cap;
+	uint64_t used = __atomic_load_n(&trc.bytes, __ATOMIC_RELAXED);
+	if (cap && used + seg > cap)
+		return -1;
+	__atomic_fetch_add(&trc.bytes, seg, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void
+prep_unreserve(void)
+{
+	__atomic_fetch_sub(&trc.bytes, trc.cfg.segment_size, __ATOMIC_RELAXED);
+}
+
+/* Grows fd by segment idx and maps it, faulted in. */
+static unsigned char *
+prep_map(int fd, uint64_t idx)
+{
+	uint64_t seg = trc.cfg.segment_size;
+	if (posix_fallocate(fd, (off_t)prep_seg_off(idx), (off_t)seg))
+		return NULL;
+	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
+	                        fd, (off_t)prep_seg_off(idx));
+	if (m == MAP_FAILED)
+		return NULL;
+#ifdef MADV_POPULATE_WRITE
+	madvise(m, seg, MADV_POPULATE_WRITE);
+#endif
+	return m;
+}
+
+static void
+prep_one_segment(struct buf *b, uint64_t idx)
+{
+	unsigned char *m = prep_map(b->fd, idx);
+	pthread_mutex_lock(&prep_lock);
+	if (m) {
+		b->spare = m;
+		b->spare_idx = idx;
+		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+	} else {
+		b->nseg--; /* nobody else grows it while busy */
+		prep_unreserve();
+		b->spare_failed = 1;
+	}
+	b->spare_busy = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+static int
+prep_make_kit(struct prep_kit *k, uint64_t gen)
+{
+	static unsigned n;
+	snprintf(k->path, sizeof k->path, "%s.kit%u.dwt-spare", trc.prefix,
+	         n++);
+	k->fd = open(k->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (k->fd < 0)
+		return -1;
+	if (posix_fallocate(k->fd, 0, FMT_HEADER_PAGE) == 0)
+		k->hdr = mmap(NULL, FMT_HEADER_PAGE, PROT_READ | PROT_WRITE,
+		              MAP_SHARED, k->fd, 0);
+	if (k->hdr == MAP_FAILED)
+		k->hdr = NULL;
+	if (k->hdr && gen == trc.gen)
+		k->seg = prep_map(k->fd, 0);
+	if (k->seg)
+		return 0;
+	if (k->hdr)
+		munmap(k->hdr, FMT_HEADER_PAGE);
+	close(k->fd);
+	unlink(k->path);
+	k->fd = -1;
+	k->hdr = NULL;
+	return -1;
+}
+
+static void
+prep_kit_release(struct prep_kit *k, int remove)
+{
+	if (k->fd < 0)
+		return;
+	munmap(k->seg, trc.cfg.segment_size);
+	munmap(k->hdr, FMT_HEADER_PAGE);
+	close(k->fd);
+	if (remove)
+		unlink(k->path);
+	*k = (struct prep_kit){.fd = -1};
+}
+
+static void
+prep_one_kit(uint64_t gen)
+{
+	struct prep_kit k = {.fd = -1};
+	int ok = prep_make_kit(&k, gen) == 0;
+	pthread_mutex_lock(&prep_lock);
+	if (ok && gen == prep_gen && prep_kit.fd < 0) {
+		prep_kit = k;
+		prep_kit_fails = 0;
+	} else {
+		if (ok)
+			prep_kit_release(&k, 1);
+		prep_kit_fails += !ok;
+	}
+	prep_kit_busy = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+/* A buffer of this session whose next segment is wanted (lock held). */
+static struct buf *
+prep_find(void)
+{
+	struct buf *b = __atomic_load_n(&trc.bufs, __ATOMIC_ACQUIRE);
+	for (; b; b = b->next)
+		if (b->gen == prep_gen && b->spare_want && !b->spare_busy &&
+		    !b->spare && b->fd >= 0)
+			return b;
+	return NULL;
+}
+
+static void *
+prep_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&prep_lock);
+	/* a kit first: threads start soon after init, while a segment
+	 * just started takes long to fill */
+	for (;;) {
+		struct buf *b = prep_find();
+		if (prep_nold) {
+			prep_nold--;
+			void *m = prep_old[prep_nold];
+			size_t len = prep_old_len[prep_nold];
+			pthread_mutex_unlock(&prep_lock);
+			munmap(m, len);
+			pthread_mutex_lock(&prep_lock);
+		} else if (prep_kit_want && !prep_kit_busy && prep_kit.fd < 0) {
+			prep_kit_want = 0;
+			/* counted against the cap when a thread takes it */
+			if (prep_kit_fails > 2)
+				continue;
+			prep_kit_busy = 1;
+			uint64_t gen = prep_gen;
+			pthread_mutex_unlock(&prep_lock);
+			prep_one_kit(gen);
+			pthread_mutex_lock(&prep_lock);
+		} else if (b) {
+			b->spare_want = 0;
+			if (prep_reserve())
+				continue; /* at the cap: the owner decides */
+			b->spare_busy = 1;
+			uint64_t idx = b->nseg++;
+			pthread_mutex_unlock(&prep_lock);
+			prep_one_segment(b, idx);
+			pthread_mutex_lock(&prep_lock);
+		} else {
+			pthread_cond_wait(&prep_work, &prep_lock);
+		}
+	}
+	return NULL;
+}
+
+/* Starts the helper if this process has none (lock held). */
+static void
+prep_start(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	if (prep_running)
+		return;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	/* its signals stay the program's: block them all in the helper */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, &a, prep_main, NULL) == 0)
+		prep_running = 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&a);
+}
+
+void
+prep_session(uint64_t gen)
+{
+	pthread_mutex_lock(&prep_lock);
+	prep_gen = gen;
+	prep_kit_fails = 0;
+	prep_kit_want = 1;
+	prep_start();
+	pthread_cond_signal(&prep_work);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_want_segment(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	if (b->gen == prep_gen && !b->spare && !b->spare_failed) {
+		b->spare_want = 1;
+		prep_start();
+		pthread_cond_signal(&prep_work);
+	}
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_retire(void *m, size_t len)
+{
+	pthread_mutex_lock(&prep_lock);
+	if (prep_running && prep_nold < PREP_OLD) {
+		prep_old[prep_nold] = m;
+		prep_old_len[prep_nold++] = len;
+		pthread_cond_signal(&prep_work);
+		m = NULL;
+	}
+	pthread_mutex_unlock(&prep_lock);
+	if (m)
+		munmap(m, len);
+}
+
+unsigned char *
+prep_take_segment(struct buf *b, uint64_t *idx)
+{
+	unsigned char *m;
+	pthread_mutex_lock(&prep_lock);
+	while (b->spare_busy) /* being made: waiting is the cheapest */
+		pthread_cond_wait(&prep_done, &prep_lock);
+	m = b->spare;
+	*idx = b->spare_idx;
+	b->spare = NULL;
+	b->spare_want = 0;
+	/* the caller may grow the file itself now: the helper keeps off */
+	b->spare_busy = m == NULL;
+	pthread_mutex_unlock(&prep_lock);
+	return m;
+}
+
+void
+prep_own_done(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	b->spare_busy = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+int
+prep_take_kit(struct buf *b)
+{
+	struct prep_kit k;
+	pthread_mutex_lock(&prep_lock);
+	k = prep_kit;
+	if (k.fd >= 0 && prep_gen == b->gen) {
+		prep_kit = (struct prep_kit){.fd = -1};
+		if (prep_reserve()) /* at the cap: the usual path decides */
+			prep_kit_release(&k, 1);
+	} else {
+		k.fd = -1;
+	}
+	prep_kit_want = 1;
+	pthread_cond_signal(&prep_work);
+	pthread_mutex_unlock(&prep_lock);
+	if (k.fd < 0)
+		return -1;
+	if (rename(k.path, b->path)) {
+		pthread_mutex_lock(&prep_lock);
+		prep_kit_release(&k, 1);
+		prep_unreserve();
+		pthread_mutex_unlock(&prep_lock);
+		return -1;
+	}
+	b->fd = k.fd;
+	b->hdr = k.hdr;
+	b->nseg = 1;
+	b->spare = k.seg;
+	b->spare_idx = 0;
+	__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* b's spare segment, unused: cut from the end of its file (lock held). */
+static void
+prep_drop_spare(struct buf *b)
+{
+	if (!b->spare)
+		return;
+	munmap(b->spare, trc.cfg.segment_size);
+	b->spare = NULL;
+	if (b->fd >= 0 && b->spare_idx + 1 == b->nseg &&
+	    ftruncate(b->fd, (off_t)prep_seg_off(b->spare_idx)) == 0) {
+		b->nseg--;
+		prep_unreserve();
+		__atomic_fetch_sub(&trc.segments, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void
+prep_release(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (b->spare_busy)
+		pthread_cond_wait(&prep_done, &prep_lock);
+	b->spare_want = 0;
+	b->spare_failed = 1; /* no more */
+	prep_drop_spare(b);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_fini(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (prep_kit_busy)
+		pthread_cond_wait(&prep_done, &prep_lock);
+	prep_kit_want = 0;
+	prep_gen = 0;
+	prep_kit_release(&prep_kit, 1);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_fork_prepare(void)
+{
+	pthread_mutex_lock(&prep_lock);
+}
+
+void
+prep_fork_parent(void)
+{
+	pthread_mutex_unlock(&prep_lock);
+}
+
+/* The helper and the kit are the parent's: the child forgets them (its
+ * buffers are forgotten too) and starts its own helper when needed. */
+void
+prep_fork_child(void)
+{
+	pthread_mutex_init(&prep_lock, NULL);
+	pthread_cond_init(&prep_work, NULL);
+	pthread_cond_init(&prep_done, NULL);
+	prep_running = 0;
+	prep_nold = 0; /* the child's copies stay mapped: harmless */
+	prep_kit_busy = 0;
+	prep_kit_want = 0;
+	prep_gen = 0;
+	prep_kit_release(&prep_kit, 0);
+}
