@@ -251,10 +251,16 @@ hw_close_runs(html_writer *h)
 	}
 }
 
-/* A program's own event (not dwork's 71000xxx, not a user function). */
+/* A program's own event: not dwork's 71000xxx, not Extrae's own
+ * 4000xxxx (init, flush, pid: the tracer's bookkeeping), not a user
+ * function or its source line (6000xx19). */
 static bool
 user_type(uint32_t type)
 {
+	if (type >= 40000000u && type <= 40999999u)
+		return false;
+	if (type == 60000119u)
+		return false;
 	return type != HW_TYPE_FUNC && (type < 71000000u || type > 71999999u);
 }
 
