@@ -46,8 +46,8 @@ main(int argc, char **argv)
 	CHECK(child(argv[0], "DWORK_TRACE=maybe") == 3);
 	CHECK(strstr(out, "msg=[DWORK_TRACE='maybe' is not valid: expected "
 	                  "one of 0, 1, yes, no, true, false, on, off, a "
-	                  "directory path holding a '/' (./maybe), or "
-	                  "dir:NAME]") != NULL);
+	                  "directory path holding a '/' or a '.' (./maybe, "
+	                  "maybe.trace), or dir:NAME]") != NULL);
 	struct stat st;
 	CHECK(stat("maybe", &st) != 0); /* nothing was created */
 	CHECK(child(argv[0], "DWORK_TRACE=0 DWORK_TRACE_NO_MERGE=maybe") == 3);

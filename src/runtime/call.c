@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
@@ -1881,7 +1882,7 @@ call_send_result(struct conn *c, uint64_t id, void *data, size_t len, int own,
 
 /* Executors: at least the configured number; more while some block in
  * dwork calls and jobs wait (rt.lock). */
-static int exec_idle, exec_blocked, exec_reading;
+static int exec_idle, exec_blocked, exec_reading, exec_running;
 static __thread int exec_thread;
 #define EXEC_MAX 256
 
@@ -2590,14 +2591,32 @@ exec_main(void *arg)
 		if (!rt.jobs)
 			rt.jobs_tail = &rt.jobs;
 		exec_idle--;
+		exec_running++;
 		pthread_mutex_unlock(&rt.lock);
 		exec_job(j);
 		pthread_mutex_lock(&rt.lock);
+		exec_running--;
 		exec_idle++;
 	}
 	exec_idle--;
 	pthread_mutex_unlock(&rt.lock);
 	return NULL;
+}
+
+/* A worker told to exit: lets the calls already running or queued end
+ * (a remote_do sent just before the exit, its trace records with it),
+ * for up to ms. */
+void
+call_drain(int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		pthread_mutex_lock(&rt.lock);
+		int busy = exec_running > 0 || rt.jobs != NULL;
+		pthread_mutex_unlock(&rt.lock);
+		if (!busy)
+			return;
+		usleep(1000);
+	}
 }
 
 int

@@ -160,6 +160,8 @@ dw_fn call_lookup(const char *name, size_t len);
 /* dw_register is allowed after dw_init while dw_everywhere_load runs an
  * object's constructors (this thread). */
 void call_set_loading(int on);
+/* A worker that exits lets running calls end, for up to ms. */
+void call_drain(int ms);
 /* load.c: loads what dw_everywhere_load loaded on workers that just
  * joined; those that fail are removed (named in msg).  Returns how many
  * of ids[0..n) are kept (compacted). */

@@ -225,7 +225,8 @@ rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
 #define RTR_SWITCHES "0, 1, yes, no, true, false, on, off"
 
 /* DWORK_TRACE: a switch, dir:PATH, or a value that looks like a path
- * (holds a '/'); anything else is a mistake to name, not a directory. */
+ * (holds a '/' or a '.': ./x, /x, prog.trace); a bare word is a mistake
+ * to name, not a directory. */
 static int
 rtr_trace_value(const char *v, int from_env, const char **dir)
 {
@@ -236,13 +237,13 @@ rtr_trace_value(const char *v, int from_env, const char **dir)
 		*dir = v + 4;
 		return DW_OK;
 	}
-	if (!from_env || strchr(v, '/'))
+	if (!from_env || strpbrk(v, "/."))
 		return DW_OK;
 	rt_set_err(0,
 	           "DWORK_TRACE='%s' is not valid: expected one of "
-	           "" RTR_SWITCHES ", a directory path holding a '/' "
-	           "(./%s), or dir:NAME",
-	           v, v);
+	           "" RTR_SWITCHES ", a directory path holding a '/' or "
+	           "a '.' (./%s, %s.trace), or dir:NAME",
+	           v, v, v);
 	rt_log("%s", dw_errmsg());
 	return DW_EINVAL;
 }
