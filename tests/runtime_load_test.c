@@ -22,6 +22,10 @@ main(int argc, char **argv)
 {
 	if (dw_init(&argc, &argv) != DW_OK)
 		return 1;
+	char libdir[1024];
+	snprintf(libdir, sizeof libdir, "%s", LOAD_LIB);
+	*strrchr(libdir, '/') = 0;
+	REQUIRE(chdir(libdir) == 0); /* the workers start there too */
 	REQUIRE(dw_addprocs(2, NULL, NULL) == 2);
 	int64_t s;
 	int inits;
@@ -35,6 +39,18 @@ main(int argc, char **argv)
 	int late;
 	REQUIRE(dw_addprocs(1, NULL, &late) == 1);
 	check_on(late);
+	/* a relative path, missing where one worker runs (cwd /) */
+	dw_local_options elsewhere = {.dir = "/"};
+	int away;
+	REQUIRE(dw_addprocs(1, &elsewhere, &away) == 1);
+	char rel[1100], want[200];
+	snprintf(rel, sizeof rel, ".%s", strrchr(LOAD_LIB, '/'));
+	CHECK(dw_everywhere_load(rel) == DW_EREMOTE); /* a worker's */
+	fprintf(stderr, "message: %s\n", dw_errmsg());
+	snprintf(want, sizeof want, "worker %d: on host ", away);
+	CHECK(strstr(dw_errmsg(), want) != NULL);
+	CHECK(strstr(dw_errmsg(), "is missing (No such file") != NULL);
+	CHECK(strstr(dw_errmsg(), "worker 2") == NULL); /* it has it */
 	CHECK(dw_everywhere_load("/nonexistent/x.so") == DW_ENOENT);
 	fprintf(stderr, "message: %s\n", dw_errmsg());
 	CHECK(strstr(dw_errmsg(), "process 1: on host ") != NULL);

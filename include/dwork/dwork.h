@@ -823,10 +823,12 @@ DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
  * `int dw_load_init(void)` that runs next, once per process, and a
  * non-zero return fails the load there.  As Julia's include, the file is
  * expected at the same path on every host.  Returns DW_OK, or the first
- * failure's error, with dw_errmsg naming each process that failed and
- * why: "process 3 (host h): /x/y.so is missing on that host", or the
- * loader's own message (dlerror).  A worker that joins later and fails
- * to load is removed, and dw_addprocs says so.  Master only (DW_ESTATE).
+ * failure's error (the master's own: DW_ENOENT, DW_EIO; a worker's:
+ * DW_EREMOTE), with dw_errmsg naming each process that failed and why:
+ * "worker 3: on host h: /x/y.so is missing (...)", or the loader's own
+ * message (dlerror); the master failing, no worker is asked.  A worker that
+ * joins later and fails to load is removed, and dw_addprocs says so.  Master
+ * only (DW_ESTATE).
  */
 DW_API int dw_everywhere_load(const char *path);
 

@@ -130,8 +130,8 @@ dw_everywhere_load(const char *path)
 	if (first != DW_OK)
 		snprintf(msg, sizeof msg, "process %d: %s", rt.myid, why);
 	int ids[1024];
-	int n = dw_workers(ids, 1024);
-	for (int i = 0; i < n && first == DW_OK; i++) {
+	int n = first == DW_OK ? dw_workers(ids, 1024) : 0; /* each worker */
+	for (int i = 0; i < n; i++) {
 		if (ids[i] == rt.myid)
 			continue;
 		int err = load_on(ids[i], path, msg, sizeof msg);
