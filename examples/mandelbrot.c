@@ -219,36 +219,27 @@ slot_finish(struct job *j, struct slot *s)
 }
 
 /*
- * Keeps every worker busy until all tiles are done: collects whatever
- * call has finished and hands that worker the next tile; when none has,
- * sleeps briefly on one of them (in turn) rather than spinning.
+ * Keeps every worker busy until all tiles are done: waits for whichever
+ * call finishes first (dw_future_waitany) and hands that worker the next
+ * tile.
  */
 static int
 run_tiles(struct job *j, struct slot *s, int n)
 {
+	dw_future *fs[MAX_WORKERS];
 	for (int i = 0; i < n; i++)
 		slot_start(j, &s[i]);
-	for (int turn = 0;; turn++) {
-		int busy = 0, done = 0;
-		for (int i = 0; i < n; i++) {
-			if (s[i].f && dw_future_isready(s[i].f)) {
-				slot_finish(j, &s[i]);
-				done++;
-			}
-			if (!s[i].f)
-				slot_start(j, &s[i]);
-			busy += s[i].f != NULL;
-		}
-		if (!busy)
-			break;
-		if (!done)
-			for (int i = 0; i < n; i++) {
-				struct slot *w = &s[(turn + i) % n];
-				if (w->f) {
-					dw_future_wait_timeout(w->f, 2);
-					break;
-				}
-			}
+	for (;;) {
+		for (int i = 0; i < n; i++)
+			fs[i] = s[i].f;
+		int i = dw_future_waitany(fs, n, -1);
+		if (i < 0)
+			break; /* none left in flight */
+		slot_finish(j, &s[i]);
+		slot_start(j, &s[i]);
+		for (int k = 0; k < n; k++) /* a failed worker's tiles */
+			if (!s[k].f)
+				slot_start(j, &s[k]);
 	}
 	return j->nretry || j->next < j->ntiles ? -1 : 0;
 }

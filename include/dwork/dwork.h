@@ -337,8 +337,12 @@ DW_API int dw_reply_error(dw_reply *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Registers fn under name (copied) in this process.  Workers know the
- * functions registered before dw_init, including by DW_REGISTER.
- * Returns DW_OK, DW_EEXIST (name taken by another function), DW_EINVAL. */
+ * functions registered before dw_init, including by DW_REGISTER, and
+ * those of objects loaded with dw_everywhere_load.  After dw_init it is
+ * refused (DW_ESTATE, dw_errmsg says what to do instead): a function
+ * registered then would be missing on workers already running.
+ * Returns DW_OK, DW_EEXIST (name taken by another function), DW_EINVAL,
+ * DW_ESTATE. */
 DW_API int dw_register(const char *name, dw_fn fn);
 
 /* Registers fn under its own name when the program loads. */
@@ -685,6 +689,148 @@ enum dw_topology {
 /* Master: sets the topology for links not yet opened.  DW_ESTATE on a
  * worker, DW_EINVAL for an unknown value. */
 DW_API int dw_set_topology(int topology);
+
+/* ==================================================================== */
+/* ---- typed arguments and results (docs/runtime.md, "Typed
+ *      arguments"; issue 18) ---- */
+
+/*
+ * Several values travel as one MessagePack array (any MessagePack library
+ * reads and writes them).  A format string names them, one letter each,
+ * at most 64:
+ *
+ *   letter  packed from (varargs)          unpacked into
+ *   i       int                            int *      (range checked)
+ *   l       int64_t                        int64_t *
+ *   d       double                         double *   (float32/64)
+ *   s       const char *                   char **    (NUL-terminated)
+ *   b       const void *, size_t           const void **, size_t *
+ *   D       const double *, size_t n       double **, size_t *
+ *   L       const int64_t *, size_t n      int64_t **, size_t *
+ *   F       dw_future *                    dw_future **  (imported)
+ *   C       dw_channel *                   dw_channel ** (imported)
+ *
+ * A value read under another letter, a count that differs or a truncated
+ * buffer fail with DW_EFORMAT and a message naming the position, the
+ * expected and the actual type ("argument 2 of 'work': expected float64,
+ * got str").  F and C are references (dw_future_export): they travel in
+ * call arguments and replies, whose reader is known, not in channel
+ * values.  What an unpack allocates (s, D, L and, where said, b) is the
+ * caller's to free(); references are the caller's to dw_*_free.
+ */
+
+/* Packs into *buf (malloc'd) for process `to` (who will unpack the
+ * references; 0 when there are none).  DW_OK, DW_EINVAL (bad format, a
+ * reference with to 0), DW_ENOMEM, a reference's export error. */
+DW_API int dw_pack(int to, void **buf, size_t *len, const char *fmt, ...);
+/* Unpacks buf; b points into buf.  DW_OK, DW_EFORMAT, DW_EINVAL. */
+DW_API int dw_unpack(const void *buf, size_t len, const char *fmt, ...);
+
+/*
+ * In a remote function: unpacks its argument.  Strings and arrays belong
+ * to the call (freed when the function returns), b points into arg,
+ * references are the function's to free.  Returns 0, or -1 with the
+ * call's error set, so that `if (dw_args(r, arg, len, "ld", &n, &x))
+ * return -1;` fails the call with the mismatch named.
+ */
+DW_API int dw_args(dw_reply *r, const void *arg, size_t len, const char *fmt,
+                   ...);
+/* In a remote function: the result, packed (references for the caller).
+ * Returns 0, or -1 with the error set: `return dw_reply_pack(r, "d", x);` */
+DW_API int dw_reply_pack(dw_reply *r, const char *fmt, ...);
+
+/*
+ * dw_remotecall_fetch with typed values: fmt is "ARGS|RESULTS", the
+ * arguments' values first, then pointers for the results ("ld|d", n, x,
+ * &y).  A b result is a malloc'd copy.  Errors as dw_remotecall_fetch, or
+ * DW_EFORMAT for results that do not match.
+ */
+DW_API int dw_remotecall_fetchf(int pid, const char *fn, const char *fmt, ...);
+/* dw_remotecall, dw_remotecall_wait, dw_remote_do with typed arguments. */
+DW_API int dw_remotecallf(int pid, const char *fn, dw_future **out,
+                          const char *fmt, ...);
+DW_API int dw_remotecall_waitf(int pid, const char *fn, dw_future **out,
+                               const char *fmt, ...);
+DW_API int dw_remote_dof(int pid, const char *fn, const char *fmt, ...);
+/* dw_remotecallf on the next worker, round-robin (@spawnat :any). */
+DW_API int dw_spawnf(const char *fn, dw_future **out, const char *fmt, ...);
+/* The result of f unpacked (waits and fetches as dw_future_fetch; b
+ * points into the future). */
+DW_API int dw_future_fetchf(dw_future *f, const char *fmt, ...);
+/* A typed value into a channel / out of it (b: a malloc'd copy); no
+ * references.  Errors as dw_channel_put / take, DW_EFORMAT. */
+DW_API int dw_channel_putf(dw_channel *ch, const char *fmt, ...);
+DW_API int dw_channel_takef(dw_channel *ch, const char *fmt, ...);
+
+/*
+ * dw_pmap over numbers: fn gets one "d" (or "l") argument and replies
+ * one; out[k] is item k's.  Errors as dw_pmap with DW_PMAP_STOP (opts'
+ * on_error is ignored), DW_EFORMAT naming the item whose result is not
+ * one number of that kind.
+ */
+DW_API int dw_pmap_f64(const char *fn, const double *in, size_t n, double *out,
+                       const dw_pmap_options *opts);
+DW_API int dw_pmap_i64(const char *fn, const int64_t *in, size_t n,
+                       int64_t *out, const dw_pmap_options *opts);
+
+/* Reducers for dw_distributed_for over parts replied as one number ("l"
+ * or "d"): the result is one number, an int64 while every part is one,
+ * else a float64 (an int64 sum that overflows fails the loop).  Read it
+ * with dw_unpack(res, reslen, "l" or "d", &v). */
+DW_API int dw_reduce_sum(void **acc, size_t *acclen, const void *part,
+                         size_t partlen, void *ctx);
+DW_API int dw_reduce_min(void **acc, size_t *acclen, const void *part,
+                         size_t partlen, void *ctx);
+DW_API int dw_reduce_max(void **acc, size_t *acclen, const void *part,
+                         size_t partlen, void *ctx);
+
+/* ---- waiting on many, local async ---- */
+
+/*
+ * Waits until one of fs[0..n) has completed (a result or an error) and
+ * returns the lowest such index; NULL entries are skipped, so a caller
+ * may clear the ones it has handled.  timeout_ms < 0: no limit.  Returns
+ * the index, -DW_ETIMEDOUT, or -DW_EINVAL (no future given).  The wait is
+ * Waiting a message in the trace.
+ */
+DW_API int dw_future_waitany(dw_future *const *fs, int n, int timeout_ms);
+/* Waits until every one has completed: DW_OK, the first failure's error
+ * (its message set; the others are still waited for), or DW_ETIMEDOUT
+ * (timeout_ms < 0: no limit). */
+DW_API int dw_future_waitall(dw_future *const *fs, int n, int timeout_ms);
+/* The same for channels: ready = a value is there (dw_channel_isready;
+ * a closed, empty channel never is).  Each owner is asked in turn, then
+ * the caller sleeps 1 ms, doubling to 16 ms, before asking again (a
+ * channel's owner does not tell its waiters).  waitany returns the index,
+ * -DW_ETIMEDOUT, -DW_EINVAL, or a channel's error (-DW_EEXITED). */
+DW_API int dw_channel_waitany(dw_channel *const *chs, int n, int timeout_ms);
+DW_API int dw_channel_waitall(dw_channel *const *chs, int n, int timeout_ms);
+
+/* Runs registered fn(arg) on a thread of this process (an executor) and
+ * returns at once; *out is its future (Julia's @async).  Typed:
+ * dw_asyncf. */
+DW_API int dw_async(const char *fn, const void *arg, size_t len,
+                    dw_future **out);
+DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
+
+/* ---- loading code everywhere (@everywhere include) ---- */
+
+/*
+ * Loads the shared object at path (dlopen, RTLD_NOW | RTLD_GLOBAL) in
+ * every process, the master first, and in every worker that joins later,
+ * before dw_addprocs returns it.  The object's functions register
+ * themselves from its constructors (DW_REGISTER); if it defines
+ * `int dw_load_init(void)` that runs next, once per process, and a
+ * non-zero return fails the load there.  As Julia's include, the file is
+ * expected at the same path on every host.  Returns DW_OK, or the first
+ * failure's error (the master's own: DW_ENOENT, DW_EIO; a worker's:
+ * DW_EREMOTE), with dw_errmsg naming each process that failed and why:
+ * "worker 3: on host h: /x/y.so is missing (...)", or the loader's own
+ * message (dlerror); the master failing, no worker is asked.  A worker that
+ * joins later and fails to load is removed, and dw_addprocs says so.  Master
+ * only (DW_ESTATE).
+ */
+DW_API int dw_everywhere_load(const char *path);
 
 #ifdef __cplusplus
 }

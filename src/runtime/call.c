@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
@@ -44,7 +45,12 @@ struct dw_future {
 	int imported;          /* its result is fetched from pid as a holder */
 	call_notify_fn notify; /* told when it completes (rt.lock held) */
 	void *notify_ctx;
+	char fn[64]; /* the user function it runs, for a worker's death */
 };
+
+/* Broadcast whenever any future completes, for dw_future_waitany. */
+static pthread_cond_t fut_any_cv;
+static pthread_once_t fut_any_once = PTHREAD_ONCE_INIT;
 
 /* Futures whose result is kept remotely and not fetched, in the order
  * their calls completed (rt.lock): a fetch also asks for the ones after
@@ -58,7 +64,18 @@ struct dw_reply {
 	int owned;
 	char err[512];
 	int failed;
+	void *keep[8]; /* what dw_args decoded, freed when the call ends */
+	int nkeep;
+	void **more; /* beyond keep, malloc'd */
+	int nmore;
 };
+
+/* The process a running function answers to and its name (call_run). */
+static __thread int call_caller;
+static __thread const char *call_name;
+static __thread size_t call_name_len;
+/* dw_everywhere_load is running constructors: dw_register is allowed. */
+static __thread int call_loading;
 
 /* ---- function registry ---- */
 
@@ -76,7 +93,22 @@ dw_register(const char *name, dw_fn fn)
 {
 	size_t n = name ? strlen(name) : 0;
 	if (!fn || n == 0 || n > WIRE_NAME_MAX)
-		return DW_EINVAL;
+		return rt_set_err(0,
+		                  "dw_register: no function or a name of "
+		                  "0 or over %d bytes",
+		                  WIRE_NAME_MAX),
+		       DW_EINVAL;
+	if (rt.role != RT_NONE && !call_loading && !call_lookup(name, n) &&
+	    strncmp(name, "dwork:", 6))
+		return rt_set_err(
+		           0,
+		           "dw_register(\"%s\") after dw_init: workers "
+		           "already running would not know it; register "
+		           "before dw_init (DW_REGISTER), or put it in a "
+		           "shared object loaded with "
+		           "dw_everywhere_load",
+		           name),
+		       DW_ESTATE;
 	pthread_mutex_lock(&fns_lock);
 	int err = DW_OK;
 	for (struct fnent *e = fns; e; e = e->next)
@@ -96,6 +128,12 @@ dw_register(const char *name, dw_fn fn)
 	if (e && rtr_on)
 		rtr_label_function(name);
 	return err;
+}
+
+void
+call_set_loading(int on)
+{
+	call_loading = on;
 }
 
 /* Lock-free: entries are only ever prepended. */
@@ -137,6 +175,51 @@ call_fn_id(const char *name, size_t len)
 }
 
 /* ---- replies ---- */
+
+static void
+reply_release(dw_reply *r)
+{
+	for (int i = 0; i < r->nkeep; i++)
+		free(r->keep[i]);
+	for (int i = 0; i < r->nmore; i++)
+		free(r->more[i]);
+	free(r->more);
+	r->nkeep = r->nmore = 0;
+	r->more = NULL;
+}
+
+/* Keeps p until the call ends; -1 (p freed) when out of memory. */
+int
+call_reply_hold(dw_reply *r, void *p)
+{
+	if (r->nkeep < 8) {
+		r->keep[r->nkeep++] = p;
+		return 0;
+	}
+	void **m = realloc(r->more, (size_t)(r->nmore + 1) * sizeof *m);
+	if (!m) {
+		free(p);
+		return -1;
+	}
+	r->more = m;
+	r->more[r->nmore++] = p;
+	return 0;
+}
+
+int
+call_caller_pid(void)
+{
+	return call_caller > 0 ? call_caller : rt.myid;
+}
+
+/* The running function's name into buf (empty outside one). */
+const char *
+call_current(char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s", (int)call_name_len,
+	         call_name ? call_name : "");
+	return buf;
+}
 
 DW_API int
 dw_reply_set(dw_reply *r, const void *data, size_t len)
@@ -189,6 +272,21 @@ call_event_id(const char *fn, size_t nl, const void *arg, size_t len)
 	                           : call_fn_id(fn, nl);
 }
 
+/* The user function a call runs (a carrier's inner one), kept so that
+ * a worker's death can name what it was running. */
+static void
+call_user_name(struct dw_future *f, const char *fn, size_t nl, const void *arg,
+               size_t len)
+{
+	const unsigned char *p = arg;
+	size_t un = call_is_carrier(fn, nl) && len >= 2 ? wire_get_u16(p) : 0;
+	if (un && un <= len - 2)
+		snprintf(f->fn, sizeof f->fn, "%.*s", (int)un,
+		         (const char *)p + 2);
+	else
+		snprintf(f->fn, sizeof f->fn, "%.*s", (int)nl, fn);
+}
+
 /*
  * Runs a registered function; on failure *msg is set.  Every run of a
  * user function, whatever carried it, passes here: it is Running and
@@ -212,7 +310,13 @@ call_run(const struct wire_call *c, dw_reply *r)
 	rtr_push(carrier ? DWT_STATE_OVERHEAD : DWT_STATE_RUNNING);
 	if (id)
 		rtr_event(DW_EV_FUNCTION, id);
+	const char *oname = call_name;
+	size_t olen = call_name_len;
+	if (!carrier)
+		call_name = c->name, call_name_len = c->name_len;
 	int rc = fn(c->arg, c->arg_len, r);
+	call_name = oname, call_name_len = olen;
+	reply_release(r);
 	if (id)
 		rtr_event(DW_EV_FUNCTION, 0);
 	rtr_pop();
@@ -415,8 +519,20 @@ fut_unref(struct dw_future *f)
 
 /* Tells whoever asked that f completed, once (rt.lock held). */
 static void
+fut_any_init(void)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&fut_any_cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void
 fut_notify(struct dw_future *f)
 {
+	pthread_once(&fut_any_once, fut_any_init);
+	pthread_cond_broadcast(&fut_any_cv);
 	call_notify_fn fn = f->notify;
 	if (fn) {
 		f->notify = NULL;
@@ -602,6 +718,7 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
+	call_user_name(f, fn, nl, arg, len);
 	rtr_event(DW_EV_CALL, call_event_id(fn, nl, arg, len));
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0, len);
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl), arg,
@@ -897,6 +1014,155 @@ dw_future_free(dw_future *f)
 	struct conn *c = drop ? cl_conn_of(pid, &err) : NULL;
 	if (c)
 		conn_send_msg(c, WIRE_FREE, id, NULL, 0, NULL, 0);
+}
+
+/* ---- waiting on many, local async ---- */
+
+static void
+dl_after(struct timespec *dl, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, dl);
+	dl->tv_sec += ms / 1000;
+	dl->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl->tv_nsec >= 1000000000L)
+		dl->tv_sec++, dl->tv_nsec -= 1000000000L;
+}
+
+static int
+dl_passed(const struct timespec *dl)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > dl->tv_sec ||
+	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
+/* The first completed future (rt.lock held); -1 none, -2 none given.
+ * *imported: some are imported (asked of their owner, unlocked). */
+static int
+fut_first_ready(dw_future *const *fs, int n, int *imported)
+{
+	int live = 0;
+	*imported = 0;
+	for (int i = 0; i < n; i++) {
+		if (!fs[i])
+			continue;
+		live++;
+		if (fs[i]->imported)
+			*imported = 1;
+		else if (fs[i]->op == OP_NONE || fs[i]->op == OP_FETCH)
+			return i;
+	}
+	return live ? -1 : -2;
+}
+
+static int
+fut_first_imported(dw_future *const *fs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fs[i] && fs[i]->imported && imp_isready(fs[i]) == 1)
+			return i;
+	return -1;
+}
+
+/* One sleep of waitany until a completion, the deadline, or (imported
+ * futures are asked, not told) 20 ms (rt.lock held). */
+static void
+fut_any_sleep(const struct timespec *dl, int imported)
+{
+	struct timespec d = *dl, s;
+	if (imported) {
+		dl_after(&s, 20);
+		if (!dl->tv_sec || s.tv_sec < d.tv_sec ||
+		    (s.tv_sec == d.tv_sec && s.tv_nsec < d.tv_nsec))
+			d = s;
+	}
+	pthread_once(&fut_any_once, fut_any_init);
+	rt_cond_wait(&fut_any_cv, &rt.lock, d.tv_sec ? &d : NULL,
+	             DWT_STATE_WAITING_MESSAGE);
+}
+
+DW_API int
+dw_future_waitany(dw_future *const *fs, int n, int timeout_ms)
+{
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
+	struct timespec dl = {0, 0};
+	if (timeout_ms >= 0)
+		dl_after(&dl, timeout_ms);
+	int imported, i;
+	pthread_mutex_lock(&rt.lock);
+	exec_block_begin_locked();
+	while ((i = fs && n > 0 ? fut_first_ready(fs, n, &imported) : -2) ==
+	       -1) {
+		if (imported) {
+			pthread_mutex_unlock(&rt.lock);
+			i = fut_first_imported(fs, n);
+			pthread_mutex_lock(&rt.lock);
+			if (i >= 0)
+				break;
+		}
+		if (timeout_ms >= 0 && dl_passed(&dl))
+			break;
+		fut_any_sleep(&dl, imported);
+	}
+	exec_block_end_locked();
+	pthread_mutex_unlock(&rt.lock);
+	if (i == -2)
+		return rt_set_err(0, "dw_future_waitany: no future given "
+		                     "(every entry NULL, or n <= 0)"),
+		       -DW_EINVAL;
+	if (i < 0)
+		return rt_set_err(0,
+		                  "none of %d futures completed within "
+		                  "%d ms",
+		                  n, timeout_ms),
+		       -DW_ETIMEDOUT;
+	return i;
+}
+
+DW_API int
+dw_future_waitall(dw_future *const *fs, int n, int timeout_ms)
+{
+	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
+	struct timespec dl;
+	dl_after(&dl, timeout_ms > 0 ? timeout_ms : 0);
+	int first = DW_OK;
+	for (int i = 0; fs && i < n; i++) {
+		if (!fs[i])
+			continue;
+		int ms = -1;
+		if (timeout_ms >= 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long long l =
+			    (long long)(dl.tv_sec - now.tv_sec) * 1000 +
+			    (dl.tv_nsec - now.tv_nsec) / 1000000;
+			ms = l < 0 ? 0 : (int)l;
+		}
+		int err = dw_future_wait_timeout(fs[i], ms);
+		if (err == DW_ETIMEDOUT)
+			return rt_set_err(
+			           fs[i]->pid,
+			           "future %d of %d (process %d) did not "
+			           "complete within %d ms",
+			           i, n, fs[i]->pid, timeout_ms),
+			       DW_ETIMEDOUT;
+		if (err != DW_OK && first == DW_OK)
+			first = err;
+	}
+	if (first != DW_OK)
+		for (int i = 0; i < n; i++)
+			if (fs[i] && dw_future_wait_timeout(fs[i], 0) != DW_OK)
+				return first; /* its message is the one set */
+	return first;
+}
+
+DW_API int
+dw_async(const char *fn, const void *arg, size_t len, dw_future **out)
+{
+	if (!out)
+		return DW_EINVAL;
+	return call_async(rt.myid, 1, fn, arg, len, NULL, NULL, out);
 }
 
 /* ---- requests: the requester's side ---- */
@@ -1531,7 +1797,12 @@ call_fail_peer_locked(int pid, int err, const char *msg)
 			}
 			*pp = f->hnext;
 			rt.pending.n--;
-			fut_fail(f, err, pid, msg);
+			char m[400];
+			if (f->op == OP_CALL && f->fn[0])
+				snprintf(m, sizeof m, "%s while running '%s'",
+				         msg, f->fn);
+			fut_fail(f, err, pid,
+			         f->op == OP_CALL && f->fn[0] ? m : msg);
 			fut_unref(f);
 		}
 	}
@@ -1613,7 +1884,7 @@ call_send_result(struct conn *c, uint64_t id, void *data, size_t len, int own,
 
 /* Executors: at least the configured number; more while some block in
  * dwork calls and jobs wait (rt.lock). */
-static int exec_idle, exec_blocked, exec_reading;
+static int exec_idle, exec_blocked, exec_reading, exec_running;
 static __thread int exec_thread;
 #define EXEC_MAX 256
 
@@ -2238,6 +2509,7 @@ static void
 exec_job(struct job *j)
 {
 	dw_reply r;
+	call_caller = j->from ? j->from->peer : rt.myid;
 	if (!j->from) { /* a local job */
 		int rc = call_run(&j->call, &r);
 		call_local_done((struct ljob *)j, rc, &r);
@@ -2321,14 +2593,32 @@ exec_main(void *arg)
 		if (!rt.jobs)
 			rt.jobs_tail = &rt.jobs;
 		exec_idle--;
+		exec_running++;
 		pthread_mutex_unlock(&rt.lock);
 		exec_job(j);
 		pthread_mutex_lock(&rt.lock);
+		exec_running--;
 		exec_idle++;
 	}
 	exec_idle--;
 	pthread_mutex_unlock(&rt.lock);
 	return NULL;
+}
+
+/* A worker told to exit: lets the calls already running or queued end
+ * (a remote_do sent just before the exit, its trace records with it),
+ * for up to ms. */
+void
+call_drain(int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		pthread_mutex_lock(&rt.lock);
+		int busy = exec_running > 0 || rt.jobs != NULL;
+		pthread_mutex_unlock(&rt.lock);
+		if (!busy)
+			return;
+		usleep(1000);
+	}
 }
 
 int

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -544,9 +546,21 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 		free(l.joined);
 		return -(err != DW_OK ? err : (l.err ? l.err : DW_EIO));
 	}
-	if (l.njoined < n && l.why[0])
+	char lmsg[2048] = "";
+	l.njoined = load_joined(l.joined, l.njoined, lmsg, sizeof lmsg);
+	if (lmsg[0]) {
+		rt_set_err(0,
+		           "removed, could not load what "
+		           "dw_everywhere_load loaded: %s",
+		           lmsg);
+		if (l.njoined == 0) {
+			free(l.joined);
+			return -DW_EIO;
+		}
+	} else if (l.njoined < n && l.why[0]) {
 		rt_set_err(0, "%d of %d workers started; %s", l.njoined, n,
 		           l.why);
+	}
 	for (int i = 0; ids && i < l.njoined; i++)
 		ids[i] = l.joined[i];
 	int got = l.njoined;
@@ -568,6 +582,35 @@ cl_lost_cb(void *p)
 	cl_worker_lost(a->w, a->why);
 }
 
+/*
+ * How a local worker ended, when its link closed because it did: its
+ * manager is our own, its process our child.  Waits up to 200 ms for it
+ * to become a zombie and reads the status without reaping it (WNOWAIT:
+ * the manager reaps it).  *st stays empty if it is still running.
+ */
+static void
+cl_exit_status(struct worker *w, char *st, size_t len)
+{
+	if (w->wc.pid <= 0 || !w->mgr.name || strcmp(w->mgr.name, "local"))
+		return;
+	for (int i = 0; i < 200; i++) {
+		siginfo_t si = {0};
+		if (waitid(P_PID, (id_t)w->wc.pid, &si,
+		           WEXITED | WNOHANG | WNOWAIT) != 0)
+			return;
+		if (si.si_pid == w->wc.pid) {
+			if (si.si_code == CLD_EXITED)
+				snprintf(st, len, " with status %d",
+				         si.si_status);
+			else
+				snprintf(st, len, ": killed by signal %d (%s)",
+				         si.si_status, strsignal(si.si_status));
+			return;
+		}
+		usleep(1000);
+	}
+}
+
 /* Runs on the I/O thread, which owns the socket it closes. */
 void
 cl_worker_lost(struct worker *w, const char *why)
@@ -583,8 +626,11 @@ cl_worker_lost(struct worker *w, const char *why)
 	pthread_mutex_unlock(&rt.lock);
 	if (state == W_GONE)
 		return;
+	char msg[300], st[120] = "";
 	if (state == W_ACTIVE)
-		rt_log("worker %d lost: %s", w->id, why);
+		cl_exit_status(w, st, sizeof st);
+	if (state == W_ACTIVE)
+		rt_log("worker %d lost%s: %s", w->id, st, why);
 	rtr_event(DW_EV_WORKER_LEAVE, (uint64_t)w->id);
 	if (w->gather_fd >= 0)
 		close(w->gather_fd);
@@ -592,8 +638,8 @@ cl_worker_lost(struct worker *w, const char *why)
 	if (w->conn->fd >= 0 && rt.epfd >= 0)
 		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, w->conn->fd, NULL);
 	conn_close(w->conn);
-	char msg[300];
-	snprintf(msg, sizeof msg, "worker %d has exited (%s)", w->id, why);
+	snprintf(msg, sizeof msg, "worker %d has exited%s (%s)", w->id, st,
+	         why);
 	call_fail_peer(w->id, DW_EEXITED, msg);
 	peer_gone(w->id); /* the workers, channels and references forget it */
 	if (state == W_ACTIVE && w->mgr.kill)
@@ -712,10 +758,35 @@ cl_leave_sync(const int *ids, int n)
 		}
 }
 
+/* Appends id to a list for a message ("id 7", "ids 7, 9"). */
+static void
+cl_name_bad(char *b, size_t len, int id)
+{
+	size_t o = strlen(b);
+	if (o == 0)
+		snprintf(b, len, "id %d", id);
+	else if (!strncmp(b, "id ", 3) && !strchr(b, ','))
+		snprintf(b, len, "ids %d, %d", atoi(b + 3), id);
+	else if (o < len - 1)
+		snprintf(b + o, len - o, ", %d", id);
+}
+
+static void
+cl_name_workers(char *b, size_t len)
+{
+	int ids[64];
+	int n = cl_list(ids, 64, 0);
+	for (int i = 0; i < n && i < 64; i++) {
+		size_t o = strlen(b);
+		snprintf(b + o, len - o, "%s%d", o ? ", " : "", ids[i]);
+	}
+}
+
 DW_API int
 dw_rmprocs(const int *ids, int n, int timeout_ms)
 {
 	int err = DW_OK;
+	char bad[200] = "";
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
 	RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
@@ -734,6 +805,7 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 			lw[i] = w;
 		} else if (!w && (ids[i] <= 1 || ids[i] >= rt.next_id)) {
 			err = DW_ENOTFOUND;
+			cl_name_bad(bad, sizeof bad, ids[i]);
 		}
 	}
 	pthread_mutex_unlock(&rt.lock);
@@ -763,8 +835,14 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 			cl_unpin(w);
 		}
 	}
-	if (err != DW_OK)
-		rt_set_err(0, "some ids were not workers");
+	if (err != DW_OK) {
+		char live[200] = "";
+		cl_name_workers(live, sizeof live);
+		rt_set_err(0,
+		           "dw_rmprocs: %s not a worker (the workers are: "
+		           "%s); the others were removed",
+		           bad, live[0] ? live : "none");
+	}
 	return err;
 }
 

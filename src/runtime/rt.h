@@ -176,6 +176,22 @@ void call_fail_all(void);
 int call_start_executors(int n);
 void call_stop_executors(void);
 dw_fn call_lookup(const char *name, size_t len);
+/* dw_register is allowed after dw_init while dw_everywhere_load runs an
+ * object's constructors (this thread). */
+void call_set_loading(int on);
+/* A worker that exits lets running calls end, for up to ms. */
+void call_drain(int ms);
+/* load.c: loads what dw_everywhere_load loaded on workers that just
+ * joined; those that fail are removed (named in msg).  Returns how many
+ * of ids[0..n) are kept (compacted). */
+int load_joined(int *ids, int n, char *msg, size_t ml);
+/* Keeps p (malloc'd) until the running call ends; -1 (p freed) on
+ * failure. */
+int call_reply_hold(dw_reply *r, void *p);
+/* The process the running function answers to (this one outside). */
+int call_caller_pid(void);
+/* The running function's name into buf ("" outside one). */
+const char *call_current(char *buf, size_t len);
 /* 1 for the runtime's carriers of user functions ("dwork:…" names). */
 int call_is_carrier(const char *name, size_t len);
 /* Calls fn(name) for every registered function. */

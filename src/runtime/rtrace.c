@@ -222,21 +222,67 @@ rtr_pick_dir(const char *v, const dwt_config *c, char *out, size_t len)
 	return DW_OK;
 }
 
+#define RTR_SWITCHES "0, 1, yes, no, true, false, on, off"
+
+/* DWORK_TRACE: a switch, dir:PATH, or a value that looks like a path
+ * (holds a '/' or a '.': ./x, /x, prog.trace); a bare word is a mistake
+ * to name, not a directory. */
+static int
+rtr_trace_value(const char *v, int from_env, const char **dir)
+{
+	*dir = v;
+	if (!v || rtr_switch_off(v) || rtr_switch_default(v))
+		return DW_OK;
+	if (!strncmp(v, "dir:", 4) && v[4]) {
+		*dir = v + 4;
+		return DW_OK;
+	}
+	if (!from_env || strpbrk(v, "/."))
+		return DW_OK;
+	rt_set_err(0,
+	           "DWORK_TRACE='%s' is not valid: expected one of "
+	           "" RTR_SWITCHES ", a directory path holding a '/' or "
+	           "a '.' (./%s, %s.trace), or dir:NAME",
+	           v, v, v);
+	rt_log("%s", dw_errmsg());
+	return DW_EINVAL;
+}
+
+static int
+rtr_no_merge(const dw_options *opts)
+{
+	const char *v = getenv("DWORK_TRACE_NO_MERGE");
+	if (opts && opts->no_merge)
+		return tr_merge = 0, DW_OK;
+	if (!v || rtr_switch_off(v) || rtr_switch_default(v)) {
+		tr_merge = rtr_switch_off(v);
+		return DW_OK;
+	}
+	rt_set_err(0,
+	           "DWORK_TRACE_NO_MERGE='%s' is not valid: expected one "
+	           "of " RTR_SWITCHES,
+	           v);
+	rt_log("%s", dw_errmsg());
+	return DW_EINVAL;
+}
+
 int
 rtr_master_init(const dw_options *opts)
 {
-	const char *v =
-	    opts && opts->trace ? opts->trace : getenv("DWORK_TRACE");
-	tr_merge = !(opts && opts->no_merge) &&
-	           rtr_switch_off(getenv("DWORK_TRACE_NO_MERGE"));
+	int from_env = !(opts && opts->trace);
+	const char *v = from_env ? getenv("DWORK_TRACE") : opts->trace;
+	int e0 = rtr_trace_value(v, from_env, &v);
+	if (e0 != DW_OK || (e0 = rtr_no_merge(opts)) != DW_OK)
+		return e0;
 	if (rtr_switch_off(v))
 		return DW_OK;
 	dwt_config c;
 	char err[512];
 	dwt_config_defaults(&c);
 	if (dwt_config_from_env(&c, err, sizeof err) != DW_OK) {
-		rt_log("%s", err);
-		return DW_EINVAL;
+		/* as docs/tracer.md says: tracing off, the program goes on */
+		rt_log("%s; tracing is off, the program goes on", err);
+		return DW_OK;
 	}
 	if (!c.enabled)
 		return DW_OK;

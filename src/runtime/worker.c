@@ -345,6 +345,7 @@ worker_main(int *argc, char ***argv)
 	while (!rt.exiting)
 		rt_cond_wait(&rt.cv, &rt.lock, NULL, DWT_STATE_IDLE);
 	pthread_mutex_unlock(&rt.lock);
+	call_drain(1000);
 	rtr_worker_exit(rt.master);
 	exit(0);
 }

@@ -1,0 +1,61 @@
+/* Distributed.jl's jobs and results RemoteChannels: workers take job
+ * ids from one channel and put what they did in another. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <dwork/dwork.h>
+
+static int
+do_work(const void *arg, size_t len, dw_reply *r)
+{
+	dw_channel *jobs, *results;
+	int job;
+	if (dw_args(r, arg, len, "CC", &jobs, &results))
+		return -1;
+	srand48(dw_myid());
+	while (dw_channel_takef(jobs, "i", &job) == DW_OK) {
+		double t = drand48() / 4; /* rand() */
+		usleep((useconds_t)(t * 1e6));
+		dw_channel_putf(results, "idi", job, t, dw_myid());
+	}
+	dw_channel_free(jobs), dw_channel_free(results);
+	return 0;
+}
+DW_REGISTER(do_work)
+
+static int
+make_jobs(const void *arg, size_t len, dw_reply *r)
+{
+	dw_channel *jobs;
+	int n;
+	if (dw_args(r, arg, len, "Ci", &jobs, &n))
+		return -1;
+	for (int i = 1; i <= n; i++)
+		dw_channel_putf(jobs, "i", i);
+	dw_channel_close(jobs), dw_channel_free(jobs);
+	return 0;
+}
+DW_REGISTER(make_jobs)
+
+int
+main(int argc, char **argv)
+{
+	dw_channel *jobs, *results;
+	dw_future *f;
+	int n = 12, ids[4], job, where;
+	double t;
+	if (dw_init(&argc, &argv) || dw_addprocs(4, NULL, ids) != 4 ||
+	    dw_channel_new(1, 32, &jobs) || dw_channel_new(1, 32, &results))
+		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_asyncf("make_jobs", &f, "Ci", jobs, n);
+	for (int i = 0; i < 4; i++)
+		dw_remote_dof(ids[i], "do_work", "CC", jobs, results);
+	for (; n > 0; n--) {
+		dw_channel_takef(results, "idi", &job, &t, &where);
+		printf("%d finished in %.2f seconds on worker %d\n", job, t,
+		       where);
+	}
+	dw_future_free(f);
+	return dw_finalize();
+}
