@@ -121,8 +121,7 @@ main(int argc, char **argv)
 	double with_idle = join_one(addr, cookie, &p1, &id1);
 	void *res;
 	size_t len;
-	CHECK(dw_remotecall_fetch(id1, "whoami", NULL, 0, &res, &len) ==
-	      DW_OK);
+	CHECK(dw_remotecall_fetch(id1, "whoami", NULL, 0, &res, &len) == DW_OK);
 	if (len == 2 * sizeof(int))
 		CHECK(((int *)res)[1] == p1);
 	free(res);
