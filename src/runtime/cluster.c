@@ -215,8 +215,11 @@ cl_send_config(int fd, struct ssl_st *ssl, int id, uint64_t deadline, char *why,
 	/* The worker's settings (tracing) come before anything else. */
 	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
-	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload); /* last field */
-	cl += 4;
+	/* the last fields: the link limit, the flow-control bounds */
+	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload);
+	wire_put_u64(cfg + WIRE_HDR + cl + 4, conn_job_limit);
+	wire_put_u64(cfg + WIRE_HDR + cl + 12, conn_send_limit);
+	cl += 20;
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
 	int r = ssl ? tls_io_full(ssl, fd, cfg, WIRE_HDR + cl, 1, deadline)
 	            : cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline);
