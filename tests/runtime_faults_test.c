@@ -356,11 +356,13 @@ manual_hello(int fd, const char *cookie, int vmajor, struct hs_result *ack,
 	if (hs_prove(fd, &me, rt_now_ms() + 5000, ack, why, sizeof why))
 		return 0;
 	/* the settings that follow the handshake: tracing off, then the
-	 * link limit */
-	memset(buf, 0, WIRE_HDR + 36);
-	wire_put_hdr(buf, WIRE_CONFIG, 0, 36);
+	 * link limit and the flow-control bounds */
+	memset(buf, 0, WIRE_HDR + 52);
+	wire_put_hdr(buf, WIRE_CONFIG, 0, 52);
 	wire_put_u32(buf + WIRE_HDR + 32, WIRE_MAX_PAYLOAD);
-	send(fd, buf, WIRE_HDR + 36, MSG_NOSIGNAL);
+	wire_put_u64(buf + WIRE_HDR + 36, 256u << 20);
+	wire_put_u64(buf + WIRE_HDR + 44, 256u << 20);
+	send(fd, buf, WIRE_HDR + 52, MSG_NOSIGNAL);
 	return 1;
 }
 

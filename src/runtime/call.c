@@ -2167,6 +2167,14 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 	case WIRE_CREDIT:
 		flow_credit(c, h->ref);
 		break;
+	case WIRE_INTERRUPT:
+		if (rt.role == RT_WORKER && c == rt.master)
+			call_note_interrupt();
+		else
+			conn_fail(c,
+			          "INTERRUPT from process %d, not the master",
+			          c->peer);
+		break;
 	case WIRE_CLOCK_PING:
 		rtr_on_clock_ping(c, h->ref, p, h->payload);
 		break;
@@ -2202,21 +2210,46 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 
 /* ---- executors ---- */
 
-static __thread int exec_interrupted;
-static volatile int interrupt_flag;
+/* Interrupts (dw_interrupt: an INTERRUPT frame from the master, or
+ * SIGINT) count up a generation; a remote call was interrupted when the
+ * generation moved while it ran.  Each executor remembers the one its
+ * call started in, so a call starting elsewhere clears nothing. */
+static unsigned interrupt_gen;
+static __thread unsigned exec_gen;
+static __thread int exec_in_call;
 
 DW_API int
 dw_interrupted(void)
 {
-	return __atomic_load_n(&interrupt_flag, __ATOMIC_RELAXED) ||
-	       exec_interrupted;
+	return exec_in_call &&
+	       __atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED) != exec_gen;
 }
 
-void call_note_interrupt(void);
 void
 call_note_interrupt(void)
 {
-	__atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&interrupt_gen, 1, __ATOMIC_RELAXED);
+}
+
+/* The call that ran was interrupted: its result (if any) is dropped and
+ * its caller gets DW_EINTR. */
+static int
+exec_was_interrupted(const struct job *j, dw_reply *r, int *rc)
+{
+	exec_in_call = 0;
+	if (__atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED) == exec_gen ||
+	    j->call.mode == WIRE_MODE_DO)
+		return 0;
+	if (r->owned)
+		free(r->data);
+	r->owned = 0;
+	r->data = NULL;
+	r->len = 0;
+	snprintf(r->err, sizeof r->err,
+	         "the call of '%.*s' was interrupted (dw_interrupt)",
+	         (int)j->call.name_len, j->call.name);
+	*rc = -1;
+	return 1;
 }
 
 /* Replies wait for one write while more jobs are queued.  Each executor
@@ -2257,10 +2290,9 @@ exec_kick_all(void)
 /* The kept call ran: keep its result (or its failure for other holders)
  * and tell the caller. */
 static void
-exec_keep(struct job *j, dw_reply *r, int rc)
+exec_keep(struct job *j, dw_reply *r, int rc, int code)
 {
 	struct kept *k = j->kept;
-	int code = DW_EREMOTE;
 	if (rc == 0 && (uint64_t)r->len > j->from->max_payload) {
 		/* no link could fetch it: fail the call now, keep nothing */
 		wire_too_big(r->err, sizeof r->err, "a result", r->len,
@@ -2307,9 +2339,11 @@ exec_job(struct job *j)
 			free(r.data);
 		return;
 	}
-	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
+	exec_gen = __atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED);
+	exec_in_call = 1;
 	rtr_comm(DWT_RECV | DWT_LOGICAL, j->from->peer, j->id, 0, j->len);
 	int rc = call_run(&j->call, &r);
+	int code = exec_was_interrupted(j, &r, &rc) ? DW_EINTR : DW_EREMOTE;
 	/* its bytes go back to the sender, before (and with) its reply */
 	flow_consumed(j->from, j->len, !exec_more(),
 	              j->call.mode == WIRE_MODE_DO ? exec_defer(j->from)
@@ -2319,12 +2353,12 @@ exec_job(struct job *j)
 		    DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer, j->id,
 		    1, rc == 0 && j->call.mode == WIRE_MODE_FETCH ? r.len : 0);
 	if (j->call.mode == WIRE_MODE_KEEP) {
-		exec_keep(j, &r, rc);
+		exec_keep(j, &r, rc, code);
 	} else if (rc != 0) {
 		if (j->call.mode == WIRE_MODE_DO)
 			rt_log("process %d: remote_do: %s", rt.myid, r.err);
 		else
-			call_reply_error(j->from, j->id, r.err);
+			call_reply_code(j->from, j->id, code, r.err);
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
 		int own = r.owned;
 		r.owned = 0;

@@ -3,6 +3,7 @@
  * dying (EOF, reset, missed heartbeats), and the queries about it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -607,12 +608,59 @@ dw_interrupt(const int *ids, int n)
 		struct worker *w = cl_find(ids[i]);
 		int ok = w && w->state == W_ACTIVE;
 		pthread_mutex_unlock(&rt.lock);
-		if (!ok)
+		if (!ok) {
 			err = DW_ENOTFOUND;
-		else if (w->mgr.manage)
+			continue;
+		}
+		/* over the link, whatever started the worker; the manager
+		 * hears of it too (a custom one may want to) */
+		struct conn *c = cl_conn_of(ids[i], &ok);
+		if (c)
+			conn_send_msg(c, WIRE_INTERRUPT, 0, NULL, 0, NULL, 0);
+		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
 	}
 	return err;
+}
+
+/* Ctrl-C on the master (loop.c, when the program left SIGINT alone):
+ * the first interrupts every worker's calls in flight, the second ends
+ * the program as SIGINT would have. */
+volatile sig_atomic_t cl_sigint_pending;
+
+static void
+cl_on_sigint(int sig)
+{
+	static volatile sig_atomic_t seen;
+	if (seen) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	seen = 1;
+	cl_sigint_pending = 1;
+	loop_wake();
+}
+
+void
+cl_catch_sigint(void)
+{
+	struct sigaction old;
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO))
+		signal(SIGINT, cl_on_sigint);
+}
+
+/* I/O thread: a Ctrl-C came. */
+void
+cl_interrupt_all(void)
+{
+	int ids[4096];
+	int n = cl_list(ids, 4096, 0);
+	rt_log("interrupted (Ctrl-C): the calls in flight on %d worker(s) "
+	       "are interrupted; Ctrl-C again ends the program",
+	       n < 4096 ? n : 4096);
+	dw_interrupt(ids, n < 4096 ? n : 4096);
 }
 
 /* Removes every worker, stops the I/O thread, frees everything. */

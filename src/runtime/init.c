@@ -341,6 +341,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		rt.role = RT_NONE;
 		return err;
 	}
+	cl_catch_sigint();
 	static int registered;
 	if (!registered++)
 		atexit(init_atexit);

@@ -3,6 +3,7 @@
 #define DW_RUNTIME_RT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -139,6 +140,10 @@ int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
 void cl_heartbeat(void);
+/* Ctrl-C on the master: the first interrupts the calls in flight. */
+extern volatile sig_atomic_t cl_sigint_pending;
+void cl_catch_sigint(void);
+void cl_interrupt_all(void);
 void cl_shutdown(void);
 /* dw_launched; with done, the handshake was already made on wc->fd (a
  * worker that dialled in) and only the settings are sent. */
@@ -150,6 +155,7 @@ void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* call.c */
+void call_note_interrupt(void); /* dw_interrupt reached this worker */
 void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
                    unsigned char *payload);
 void call_fail_peer(int pid, int err, const char *msg);
