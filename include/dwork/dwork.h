@@ -193,12 +193,16 @@ DW_API int dw_addprocs_with(const dw_manager *m, int n, int *ids);
  * still removed). */
 DW_API int dw_rmprocs(const int *ids, int n, int timeout_ms);
 
-/* Interrupts workers through their manager (local: SIGINT, which the
- * worker turns into dw_interrupted() returning 1 for running calls). */
+/* Interrupts the calls running on those workers: an INTERRUPT frame
+ * over each link (every manager; the manager is told too).  Running
+ * functions see dw_interrupted() return 1; each such call fails for its
+ * caller with DW_EINTR, and the worker serves on.  Ctrl-C on the master
+ * does this for every worker (a second Ctrl-C ends the program).
+ * Returns DW_OK, or DW_ENOTFOUND if an id is not a worker. */
 DW_API int dw_interrupt(const int *ids, int n);
 
-/* In a remote function: 1 once the worker was interrupted (cleared when
- * the next call starts). */
+/* In a remote function: 1 once an interrupt came while it ran (a call
+ * started after it sees 0). */
 DW_API int dw_interrupted(void);
 
 /* ---- cluster managers beyond one machine (docs/managers.md) ---- */
