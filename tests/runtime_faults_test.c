@@ -356,11 +356,13 @@ manual_hello(int fd, const char *cookie, int vmajor, struct hs_result *ack,
 	if (hs_prove(fd, &me, rt_now_ms() + 5000, ack, why, sizeof why))
 		return 0;
 	/* the settings that follow the handshake: tracing off, then the
-	 * link limit */
-	memset(buf, 0, WIRE_HDR + 36);
-	wire_put_hdr(buf, WIRE_CONFIG, 0, 36);
+	 * link limit and the flow-control bounds */
+	memset(buf, 0, WIRE_HDR + 52);
+	wire_put_hdr(buf, WIRE_CONFIG, 0, 52);
 	wire_put_u32(buf + WIRE_HDR + 32, WIRE_MAX_PAYLOAD);
-	send(fd, buf, WIRE_HDR + 36, MSG_NOSIGNAL);
+	wire_put_u64(buf + WIRE_HDR + 36, 256u << 20);
+	wire_put_u64(buf + WIRE_HDR + 44, 256u << 20);
+	send(fd, buf, WIRE_HDR + 52, MSG_NOSIGNAL);
 	return 1;
 }
 
@@ -373,9 +375,13 @@ manual_call_echo(int fd)
 	wire_put_hdr(buf, WIRE_CALL, 9, 12);
 	send(fd, buf, WIRE_HDR + 12, 0);
 	struct wire_hdr h;
-	if (recv(fd, buf, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
-	    wire_parse_hdr(buf, 1024, &h, NULL, 0) || h.type != WIRE_RESULT ||
-	    recv(fd, buf, h.payload, MSG_WAITALL) != (ssize_t)h.payload)
+	do { /* the CREDIT for the call's bytes comes before its RESULT */
+		if (recv(fd, buf, WIRE_HDR, MSG_WAITALL) != WIRE_HDR ||
+		    wire_parse_hdr(buf, 1024, &h, NULL, 0) ||
+		    recv(fd, buf, h.payload, MSG_WAITALL) != (ssize_t)h.payload)
+			return 0;
+	} while (h.type == WIRE_CREDIT && h.ref == 12);
+	if (h.type != WIRE_RESULT)
 		return 0;
 	return h.ref == 9 && h.payload == 4 && h.flags == 0 &&
 	       !memcmp(buf, "ping", 4);

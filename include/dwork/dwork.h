@@ -48,6 +48,16 @@ typedef struct dw_options {
 	size_t max_payload;
 	int tls; /* 1: every link under TLS 1.3 with a key derived from the
 	            cookie; 0: DWORK_TLS decides (docs/runtime.md) */
+	/* Flow control of calls (docs/runtime.md, "Flow control"), in
+	 * bytes, 0: the environment's DWORK_JOB_QUEUE / DWORK_SEND_QUEUE,
+	 * else 256 MiB; at least 1 MiB.  job_queue_bytes: call arguments a
+	 * process may have sent on one link that the other side has not yet
+	 * run; send_queue_bytes: bytes waiting in one link's send queue
+	 * past which no call is queued.  A caller past either waits (the
+	 * _timeout variants: DW_EAGAIN, DW_ETIMEDOUT).  The master sends
+	 * its values to every worker. */
+	size_t job_queue_bytes;
+	size_t send_queue_bytes;
 } dw_options;
 
 /*
@@ -183,12 +193,16 @@ DW_API int dw_addprocs_with(const dw_manager *m, int n, int *ids);
  * still removed). */
 DW_API int dw_rmprocs(const int *ids, int n, int timeout_ms);
 
-/* Interrupts workers through their manager (local: SIGINT, which the
- * worker turns into dw_interrupted() returning 1 for running calls). */
+/* Interrupts the calls running on those workers: an INTERRUPT frame
+ * over each link (every manager; the manager is told too).  Running
+ * functions see dw_interrupted() return 1; each such call fails for its
+ * caller with DW_EINTR, and the worker serves on.  Ctrl-C on the master
+ * does this for every worker (a second Ctrl-C ends the program).
+ * Returns DW_OK, or DW_ENOTFOUND if an id is not a worker. */
 DW_API int dw_interrupt(const int *ids, int n);
 
-/* In a remote function: 1 once the worker was interrupted (cleared when
- * the next call starts). */
+/* In a remote function: 1 once an interrupt came while it ran (a call
+ * started after it sees 0). */
 DW_API int dw_interrupted(void);
 
 /* ---- cluster managers beyond one machine (docs/managers.md) ---- */
@@ -386,8 +400,14 @@ DW_API int dw_remotecall_wait(int pid, const char *fn, const void *arg,
                               size_t len, dw_future **out);
 
 /* Runs fn(arg) on pid without waiting or a result; an error is logged on
- * the remote side (and reaches the master's stderr). */
+ * the remote side (and reaches the master's stderr).  It waits only
+ * while the link to pid is full (flow control: job_queue_bytes of calls
+ * not yet run there).  _timeout: waits at most timeout_ms for room
+ * (DW_ETIMEDOUT), 0: not at all (DW_EAGAIN), < 0: as dw_remote_do; a
+ * call that returns an error was not sent. */
 DW_API int dw_remote_do(int pid, const char *fn, const void *arg, size_t len);
+DW_API int dw_remote_do_timeout(int pid, const char *fn, const void *arg,
+                                size_t len, int timeout_ms);
 
 /* Waits until the call has completed: DW_OK, or its error. */
 DW_API int dw_future_wait(dw_future *f);

@@ -33,7 +33,9 @@ extern "C" {
 	XX(ENOTFOUND, "not found")                                             \
 	XX(ETOOBIG, "too large")                                               \
 	XX(EFORMAT, "malformed data")                                          \
-	XX(ESYS, "system error")
+	XX(ESYS, "system error")                                               \
+	XX(EAGAIN, "try again: a queue is full")                               \
+	XX(EINTR, "interrupted")
 
 typedef enum dw_err {
 #define DW_XX_ENUM(name, msg) DW_##name,

@@ -683,9 +683,43 @@ call_unsend(struct dw_future *f, struct conn *c)
 	return DW_EEXITED;
 }
 
+/* Waits for room to send a CALL of `bytes` on c (flow.c).  send_ms: < 0
+ * no limit, 0 not at all (DW_EAGAIN), else a limit (DW_ETIMEDOUT);
+ * CALL_SEND_FORCE for the runtime's self-bounded senders. */
+#define CALL_SEND_FORCE (-2)
+static int
+call_flow(struct conn *c, int pid, uint64_t bytes, int send_ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	if (send_ms > 0) {
+		dl.tv_sec += send_ms / 1000;
+		dl.tv_nsec += (long)(send_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L)
+			dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	}
+	int how = send_ms == CALL_SEND_FORCE ? FLOW_FORCE
+	          : send_ms == 0             ? FLOW_NOW
+	                                     : FLOW_WAIT;
+	int err = flow_acquire(c, bytes, send_ms > 0 ? &dl : NULL, how);
+	if (err == DW_ECLOSED)
+		return rt_set_err(pid, "process %d has exited", pid),
+		       DW_EEXITED;
+	if (err != DW_OK)
+		rt_set_err(pid,
+		           "the link to process %d is full: %llu bytes of "
+		           "calls not yet run there (flow control, "
+		           "DWORK_JOB_QUEUE), %s",
+		           pid, (unsigned long long)conn_job_limit,
+		           err == DW_EAGAIN ? "and the call may not wait"
+		                            : "for the whole timeout");
+	return err;
+}
+
 /* Registers f as pending under a new id and sends the frame. */
 static int
-call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
+call_send(struct dw_future *f, const char *fn, const void *arg, size_t len,
+          int send_ms)
 {
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX)
@@ -703,6 +737,13 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
 		return err;
+	/* before the read right: credits come in through the I/O thread */
+	uint64_t bytes = wire_call_prefix(nl) + len;
+	exec_block_begin();
+	err = call_flow(c, f->pid, bytes, send_ms);
+	exec_block_end();
+	if (err != DW_OK)
+		return err;
 	unsigned char pre[4 + WIRE_NAME_MAX];
 	wire_put_call(pre, (uint8_t)f->mode, fn, nl);
 	f->conn = c;
@@ -715,6 +756,7 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	f->op = f->mode == WIRE_MODE_DO ? OP_NONE : OP_CALL;
 	if (f->op == OP_CALL && fm_put(&rt.pending, f) < 0) {
 		pthread_mutex_unlock(&rt.lock);
+		flow_credit(c, bytes);
 		return DW_ENOMEM;
 	}
 	pthread_mutex_unlock(&rt.lock);
@@ -723,6 +765,8 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0, len);
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl), arg,
 	                    len);
+	if (err != DW_OK)
+		flow_credit(c, bytes);
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
 }
 
@@ -756,7 +800,7 @@ call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
 
 static int
 call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
-           dw_future **out)
+           dw_future **out, int send_ms)
 {
 	*out = NULL;
 	if (rt.role == RT_NONE)
@@ -765,7 +809,7 @@ call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
 	if (!f)
 		return DW_ENOMEM;
 	int err = pid == rt.myid ? call_local(f, fn, arg, len)
-	                         : call_send(f, fn, arg, len);
+	                         : call_send(f, fn, arg, len, send_ms);
 	if (err != DW_OK) {
 		pthread_mutex_lock(&rt.lock);
 		fut_unref(f);
@@ -780,7 +824,7 @@ DW_API int
 dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
               dw_future **out)
 {
-	return call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
+	return call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out, -1);
 }
 
 DW_API int
@@ -788,7 +832,7 @@ dw_remotecall_wait(int pid, const char *fn, const void *arg, size_t len,
                    dw_future **out)
 {
 	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
-	int err = call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out);
+	int err = call_start(pid, WIRE_MODE_KEEP, fn, arg, len, out, -1);
 	if (err == DW_OK && (err = dw_future_wait(*out)) != DW_OK) {
 		dw_future_free(*out);
 		*out = NULL;
@@ -797,13 +841,21 @@ dw_remotecall_wait(int pid, const char *fn, const void *arg, size_t len,
 }
 
 DW_API int
-dw_remote_do(int pid, const char *fn, const void *arg, size_t len)
+dw_remote_do_timeout(int pid, const char *fn, const void *arg, size_t len,
+                     int timeout_ms)
 {
 	dw_future *f;
-	int err = call_start(pid, WIRE_MODE_DO, fn, arg, len, &f);
+	int err = call_start(pid, WIRE_MODE_DO, fn, arg, len, &f,
+	                     timeout_ms < 0 ? -1 : timeout_ms);
 	if (err == DW_OK)
 		dw_future_free(f);
 	return err;
+}
+
+DW_API int
+dw_remote_do(int pid, const char *fn, const void *arg, size_t len)
+{
+	return dw_remote_do_timeout(pid, fn, arg, len, -1);
 }
 
 DW_API int
@@ -815,9 +867,16 @@ dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
 	dw_future *f;
 	*res = NULL;
 	*reslen = 0;
-	int err = call_start(pid, WIRE_MODE_FETCH, fn, arg, len, &f);
+	uint64_t t0 = rt_now_ms();
+	int err = call_start(pid, WIRE_MODE_FETCH, fn, arg, len, &f,
+	                     timeout_ms < 0 ? -1 : timeout_ms);
 	if (err != DW_OK)
 		return err;
+	if (timeout_ms >= 0) { /* what the send left of it */
+		uint64_t spent = rt_now_ms() - t0;
+		timeout_ms =
+		    spent >= (uint64_t)timeout_ms ? 0 : timeout_ms - (int)spent;
+	}
 	pthread_mutex_lock(&rt.lock);
 	err = fut_wait_locked(f, timeout_ms);
 	if (f->reading) {
@@ -1450,7 +1509,7 @@ call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
 	f->notify = notify;
 	f->notify_ctx = ctx;
 	int err = pid == rt.myid ? call_queue_local(f, fn, arg, len)
-	                         : call_send(f, fn, arg, len);
+	                         : call_send(f, fn, arg, len, CALL_SEND_FORCE);
 	if (err != DW_OK) {
 		pthread_mutex_lock(&rt.lock);
 		fut_unref(f);
@@ -1995,6 +2054,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 0, h->payload);
 	if (j->call.mode == WIRE_MODE_KEEP &&
 	    !(j->kept = kept_new(c->peer, h->ref))) {
+		flow_consumed(c, h->payload, 1, CONN_MORE);
 		call_reply_error(c, h->ref, "out of memory keeping the result");
 		free(p);
 		free(j);
@@ -2003,6 +2063,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	pthread_mutex_lock(&rt.lock);
 	if (j->kept && km_put(&rt.kept, j->kept) < 0) {
 		pthread_mutex_unlock(&rt.lock);
+		flow_consumed(c, h->payload, 1, CONN_MORE);
 		call_reply_error(c, h->ref, "out of memory keeping the result");
 		free(j->kept);
 		free(p);
@@ -2376,6 +2437,17 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 		break;
 	case WIRE_PONG:
 		break;
+	case WIRE_CREDIT:
+		flow_credit(c, h->ref);
+		break;
+	case WIRE_INTERRUPT:
+		if (rt.role == RT_WORKER && c == rt.master)
+			call_note_interrupt();
+		else
+			conn_fail(c,
+			          "INTERRUPT from process %d, not the master",
+			          c->peer);
+		break;
 	case WIRE_CLOCK_PING:
 		rtr_on_clock_ping(c, h->ref, p, h->payload);
 		break;
@@ -2411,21 +2483,46 @@ call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
 
 /* ---- executors ---- */
 
-static __thread int exec_interrupted;
-static volatile int interrupt_flag;
+/* Interrupts (dw_interrupt: an INTERRUPT frame from the master, or
+ * SIGINT) count up a generation; a remote call was interrupted when the
+ * generation moved while it ran.  Each executor remembers the one its
+ * call started in, so a call starting elsewhere clears nothing. */
+static unsigned interrupt_gen;
+static __thread unsigned exec_gen;
+static __thread int exec_in_call;
 
 DW_API int
 dw_interrupted(void)
 {
-	return __atomic_load_n(&interrupt_flag, __ATOMIC_RELAXED) ||
-	       exec_interrupted;
+	return exec_in_call &&
+	       __atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED) != exec_gen;
 }
 
-void call_note_interrupt(void);
 void
 call_note_interrupt(void)
 {
-	__atomic_store_n(&interrupt_flag, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&interrupt_gen, 1, __ATOMIC_RELAXED);
+}
+
+/* The call that ran was interrupted: its result (if any) is dropped and
+ * its caller gets DW_EINTR. */
+static int
+exec_was_interrupted(const struct job *j, dw_reply *r, int *rc)
+{
+	exec_in_call = 0;
+	if (__atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED) == exec_gen ||
+	    j->call.mode == WIRE_MODE_DO)
+		return 0;
+	if (r->owned)
+		free(r->data);
+	r->owned = 0;
+	r->data = NULL;
+	r->len = 0;
+	snprintf(r->err, sizeof r->err,
+	         "the call of '%.*s' was interrupted (dw_interrupt)",
+	         (int)j->call.name_len, j->call.name);
+	*rc = -1;
+	return 1;
 }
 
 /* Replies wait for one write while more jobs are queued.  Each executor
@@ -2466,10 +2563,9 @@ exec_kick_all(void)
 /* The kept call ran: keep its result (or its failure for other holders)
  * and tell the caller. */
 static void
-exec_keep(struct job *j, dw_reply *r, int rc)
+exec_keep(struct job *j, dw_reply *r, int rc, int code)
 {
 	struct kept *k = j->kept;
-	int code = DW_EREMOTE;
 	if (rc == 0 && (uint64_t)r->len > j->from->max_payload) {
 		/* no link could fetch it: fail the call now, keep nothing */
 		wire_too_big(r->err, sizeof r->err, "a result", r->len,
@@ -2517,20 +2613,26 @@ exec_job(struct job *j)
 			free(r.data);
 		return;
 	}
-	__atomic_store_n(&interrupt_flag, 0, __ATOMIC_RELAXED);
+	exec_gen = __atomic_load_n(&interrupt_gen, __ATOMIC_RELAXED);
+	exec_in_call = 1;
 	rtr_comm(DWT_RECV | DWT_LOGICAL, j->from->peer, j->id, 0, j->len);
 	int rc = call_run(&j->call, &r);
+	int code = exec_was_interrupted(j, &r, &rc) ? DW_EINTR : DW_EREMOTE;
+	/* its bytes go back to the sender, before (and with) its reply */
+	flow_consumed(j->from, j->len, !exec_more(),
+	              j->call.mode == WIRE_MODE_DO ? exec_defer(j->from)
+	                                           : CONN_MORE);
 	if (j->call.mode != WIRE_MODE_DO)
 		rtr_comm(
 		    DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, j->from->peer, j->id,
 		    1, rc == 0 && j->call.mode == WIRE_MODE_FETCH ? r.len : 0);
 	if (j->call.mode == WIRE_MODE_KEEP) {
-		exec_keep(j, &r, rc);
+		exec_keep(j, &r, rc, code);
 	} else if (rc != 0) {
 		if (j->call.mode == WIRE_MODE_DO)
 			rt_log("process %d: remote_do: %s", rt.myid, r.err);
 		else
-			call_reply_error(j->from, j->id, r.err);
+			call_reply_code(j->from, j->id, code, r.err);
 	} else if (j->call.mode == WIRE_MODE_FETCH) {
 		int own = r.owned;
 		r.owned = 0;

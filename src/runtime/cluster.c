@@ -3,6 +3,7 @@
  * dying (EOF, reset, missed heartbeats), and the queries about it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -333,8 +334,11 @@ cl_send_config(int fd, struct ssl_st *ssl, int id, uint64_t deadline, char *why,
 	/* The worker's settings (tracing) come before anything else. */
 	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
 	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
-	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload); /* last field */
-	cl += 4;
+	/* the last fields: the link limit, the flow-control bounds */
+	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload);
+	wire_put_u64(cfg + WIRE_HDR + cl + 4, conn_job_limit);
+	wire_put_u64(cfg + WIRE_HDR + cl + 12, conn_send_limit);
+	cl += 20;
 	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
 	int r = ssl ? tls_io_full(ssl, fd, cfg, WIRE_HDR + cl, 1, deadline)
 	            : cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline);
@@ -853,14 +857,61 @@ dw_interrupt(const int *ids, int n)
 	for (int i = 0; i < n; i++) {
 		struct worker *w = cl_pin(ids[i]);
 		int ok = w && w->state == W_ACTIVE;
-		if (!ok)
+		if (!ok) {
 			err = DW_ENOTFOUND;
-		else if (w->mgr.manage)
+			continue;
+		}
+		/* over the link, whatever started the worker; the manager
+		 * hears of it too (a custom one may want to) */
+		struct conn *c = cl_conn_of(ids[i], &ok);
+		if (c)
+			conn_send_msg(c, WIRE_INTERRUPT, 0, NULL, 0, NULL, 0);
+		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
 		if (w)
 			cl_unpin(w);
 	}
 	return err;
+}
+
+/* Ctrl-C on the master (loop.c, when the program left SIGINT alone):
+ * the first interrupts every worker's calls in flight, the second ends
+ * the program as SIGINT would have. */
+volatile sig_atomic_t cl_sigint_pending;
+
+static void
+cl_on_sigint(int sig)
+{
+	static volatile sig_atomic_t seen;
+	if (seen) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	seen = 1;
+	cl_sigint_pending = 1;
+	loop_wake();
+}
+
+void
+cl_catch_sigint(void)
+{
+	struct sigaction old;
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO))
+		signal(SIGINT, cl_on_sigint);
+}
+
+/* I/O thread: a Ctrl-C came. */
+void
+cl_interrupt_all(void)
+{
+	int ids[4096];
+	int n = cl_list(ids, 4096, 0);
+	rt_log("interrupted (Ctrl-C): the calls in flight on %d worker(s) "
+	       "are interrupted; Ctrl-C again ends the program",
+	       n < 4096 ? n : 4096);
+	dw_interrupt(ids, n < 4096 ? n : 4096);
 }
 
 /* Removes every worker, stops the I/O thread, frees everything. */

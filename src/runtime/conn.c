@@ -17,6 +17,7 @@
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
 uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
+uint64_t conn_send_limit = FLOW_DEFAULT, conn_job_limit = FLOW_DEFAULT;
 
 struct conn *
 conn_new(int fd, int peer)
@@ -31,6 +32,11 @@ conn_new(int fd, int peer)
 	c->wq_tail = &c->wq;
 	c->max_payload = conn_max_payload;
 	pthread_mutex_init(&c->wlock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->fcv, &ca);
+	pthread_condattr_destroy(&ca);
 	struct timeval tv = {CONN_RECV_TIMEOUT_MS / 1000,
 	                     (CONN_RECV_TIMEOUT_MS % 1000) * 1000};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -48,9 +54,13 @@ conn_new_tls(int fd, int peer, struct ssl_st *ssl)
 	return c;
 }
 
+/* A queued frame is done (wlock): senders waiting for room are told. */
 static void
-frame_free(struct frame *f)
+frame_free(struct conn *c, struct frame *f)
 {
+	c->wq_bytes -= f->qbytes;
+	if (c->f_waiters)
+		pthread_cond_broadcast(&c->fcv);
 	free(f->own);
 	free(f);
 }
@@ -88,10 +98,11 @@ conn_close(struct conn *c)
 	struct frame *f = c->wq, *n;
 	for (; f; f = n) {
 		n = f->next;
-		frame_free(f);
+		frame_free(c, f);
 	}
 	c->wq = NULL;
 	c->wq_tail = &c->wq;
+	pthread_cond_broadcast(&c->fcv); /* blocked senders see it closed */
 	pthread_mutex_unlock(&c->wlock);
 }
 
@@ -105,6 +116,7 @@ conn_free(struct conn *c)
 	if (c->ssl)
 		tls_free(c->ssl);
 	pthread_mutex_destroy(&c->wlock);
+	pthread_cond_destroy(&c->fcv);
 	free(c);
 }
 
@@ -334,7 +346,7 @@ conn_write_queue_tls(struct conn *c)
 		c->wq = f->next;
 		if (!c->wq)
 			c->wq_tail = &c->wq;
-		frame_free(f);
+		frame_free(c, f);
 	}
 	conn_rearm(c);
 	return 0;
@@ -375,7 +387,7 @@ conn_write_queue(struct conn *c)
 			c->wq = f->next;
 			if (!c->wq)
 				c->wq_tail = &c->wq;
-			frame_free(f);
+			frame_free(c, f);
 		}
 	}
 	conn_rearm(c);
@@ -390,6 +402,8 @@ conn_enqueue(struct conn *c, struct frame *f)
 		return DW_ENOMEM;
 	*c->wq_tail = q;
 	c->wq_tail = &q->next;
+	q->qbytes = q->left;
+	c->wq_bytes += q->qbytes;
 	return DW_OK;
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "runtime/wire.h"
 
@@ -21,8 +22,9 @@ struct frame {
 	struct frame *next;
 	struct iovec iov[2];
 	int niov;
-	size_t left; /* bytes not yet written */
-	void *own;   /* freed when the frame is done */
+	size_t left;   /* bytes not yet written */
+	size_t qbytes; /* counted in its link's wq_bytes while queued */
+	void *own;     /* freed when the frame is done */
 	unsigned char head[WIRE_HDR + 4 + WIRE_NAME_MAX + 16];
 };
 
@@ -44,6 +46,13 @@ struct conn {
 	int closed; /* no more writes (wlock) */
 	int hold;   /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
+	/* flow control (flow.c, wlock): bytes queued here, CALL bytes sent
+	 * and not yet credited back by the peer, CALL bytes received and
+	 * run but not yet credited, threads waiting on fcv */
+	size_t wq_bytes;
+	uint64_t f_out, f_due;
+	int f_waiters;
+	pthread_cond_t fcv;
 	/* TLS (tls.h): every SSL call holds wlock, reads included; the
 	 * holder of the right to read drains what the SSL object buffers
 	 * before it drops the right (no epoll event announces it) */
@@ -62,6 +71,33 @@ struct conn {
  * master's DWORK_MAX_PAYLOAD or dw_options.max_payload, sent to its
  * workers in CONFIG); new connections start with it. */
 extern uint32_t conn_max_payload;
+
+/* Flow control (flow.c, docs/runtime.md "Flow control"): a sender of
+ * CALL frames keeps at most conn_job_limit bytes of them unanswered by
+ * CREDIT on a link, and queues no CALL while conn_send_limit bytes of
+ * any frames wait in that link's send queue.  Every other frame always
+ * flows. */
+extern uint64_t conn_send_limit, conn_job_limit;
+#define FLOW_DEFAULT     (256ull << 20)
+#define FLOW_FLOOR       (1ull << 20)
+#define FLOW_CREDIT_STEP (64u << 10) /* credit sent at least this often */
+
+/* Waits (state Blocking send) until a CALL payload of `bytes` may go on
+ * c, then counts it as sent.  dl: absolute CLOCK_MONOTONIC deadline,
+ * NULL none.  how: FLOW_WAIT; FLOW_NOW never waits (DW_EAGAIN);
+ * FLOW_FORCE counts it without waiting, for senders that bound
+ * themselves (pmap, pools, everywhere: a call or two per worker).
+ * DW_OK, DW_EAGAIN, DW_ETIMEDOUT, DW_ECLOSED. */
+enum { FLOW_WAIT = 0, FLOW_NOW, FLOW_FORCE };
+int flow_acquire(struct conn *c, uint64_t bytes, const struct timespec *dl,
+                 int how);
+/* The peer credited `bytes` back (a CREDIT frame), or a CALL counted
+ * by flow_acquire was not sent after all. */
+void flow_credit(struct conn *c, uint64_t bytes);
+/* This side ran (or dropped) a CALL of `bytes` received on c: credit it
+ * back, at once when `now`, else once FLOW_CREDIT_STEP bytes are due.
+ * flags as conn_send's. */
+void flow_consumed(struct conn *c, uint64_t bytes, int now, int flags);
 
 #define CONN_RBUF (64u << 10)
 #define CONN_MORE 1 /* conn_send flag: more frames follow, do not write yet */

@@ -197,6 +197,47 @@ init_payload_limit(void)
 	return DW_OK;
 }
 
+/* One flow-control bound: the field, else the variable, else 256 MiB;
+ * at least 1 MiB (smaller bounds would throttle ordinary calls). */
+static int
+init_flow_one(size_t field, const char *fname, const char *var, uint64_t *out)
+{
+	uint64_t v = field;
+	const char *src = fname, *env = getenv(var);
+	char shown[64];
+	snprintf(shown, sizeof shown, "%zu", field);
+	if (!v && env && *env) {
+		src = var;
+		snprintf(shown, sizeof shown, "%.40s", env);
+		if (init_parse_size(env, &v) < 0 || v == 0)
+			v = 1; /* refused below */
+	}
+	if (!v)
+		v = FLOW_DEFAULT;
+	if (v < FLOW_FLOOR) {
+		rt_set_err(0,
+		           "%s='%s' is not valid: expected a byte count "
+		           "(suffix k, M or G) of at least %llu",
+		           src, shown, (unsigned long long)FLOW_FLOOR);
+		return DW_EINVAL;
+	}
+	*out = v;
+	return DW_OK;
+}
+
+static int
+init_flow(void)
+{
+	int err =
+	    init_flow_one(rt.opts.job_queue_bytes, "dw_options.job_queue_bytes",
+	                  "DWORK_JOB_QUEUE", &conn_job_limit);
+	if (err == DW_OK)
+		err = init_flow_one(rt.opts.send_queue_bytes,
+		                    "dw_options.send_queue_bytes",
+		                    "DWORK_SEND_QUEUE", &conn_send_limit);
+	return err;
+}
+
 /* DWORK_TLS=1 turns TLS on when the options do not. */
 static int
 init_tls(void)
@@ -340,6 +381,8 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		err = init_machine_file(argc, argv, &mfile);
 	if (err == DW_OK)
 		err = init_payload_limit();
+	if (err == DW_OK)
+		err = init_flow();
 	if (err != DW_OK) {
 		fprintf(stderr, "dwork: %s\n", dw_errmsg());
 		return err;
@@ -358,6 +401,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		rt.role = RT_NONE;
 		return err;
 	}
+	cl_catch_sigint();
 	static int registered;
 	if (!registered++)
 		atexit(init_atexit);

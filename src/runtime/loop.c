@@ -303,6 +303,10 @@ loop_event(struct epoll_event *e)
 		uint64_t n;
 		ssize_t r = read(rt.evfd, &n, sizeof n);
 		(void)r;
+		if (cl_sigint_pending) {
+			cl_sigint_pending = 0;
+			cl_interrupt_all();
+		}
 	} else if (kind == IO_TIMER) {
 		loop_timer();
 	} else if (kind == IO_PIPE) {

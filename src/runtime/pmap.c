@@ -51,6 +51,44 @@ ob_item(struct obuf *o, uint32_t status, const void *d, size_t n)
 	return ob_put(o, h, 8) || ob_put(o, d, n) ? -1 : 0;
 }
 
+/* One item of a batch: runs it, or (full) says it was not run.  A
+ * result the link cannot carry fails its own item with DW_ETOOBIG; one
+ * that no longer fits beside the results before it (and 8 bytes for
+ * each item after it) is dropped and the item marked DW_EAGAIN, to run
+ * again in another batch; the first item of a batch is always kept, so
+ * every batch delivers at least one result. */
+static int
+pmap_item(struct obuf *out, const char *name, size_t nl, const void *in,
+          size_t il, uint64_t idx, int first, uint64_t after_bytes, int *full)
+{
+	if (*full)
+		return ob_item(out, DW_EAGAIN, NULL, 0);
+	void *res;
+	size_t rl;
+	char err[512];
+	uint64_t cap = conn_max_payload;
+	rtr_event(DW_EV_PMAP_ITEM, idx + 1);
+	int rc = call_invoke(name, nl, in, il, &res, &rl, err, sizeof err);
+	rtr_event(DW_EV_PMAP_ITEM, 0);
+	uint32_t st = rc ? DW_EREMOTE : DW_OK;
+	if (!rc && 8u + (uint64_t)rl > cap) {
+		wire_too_big(err, sizeof err, "a result", rl, cap - 8u);
+		st = DW_ETOOBIG;
+	}
+	const void *d = st == DW_OK ? res : err;
+	size_t n = st == DW_OK ? rl : strlen(err);
+	if (out->n + 8u + n + after_bytes > cap) {
+		*full = 1;
+		if (!first) {
+			free(res);
+			return ob_item(out, DW_EAGAIN, NULL, 0);
+		}
+	}
+	int bad = ob_item(out, st, d, n);
+	free(res);
+	return bad;
+}
+
 /* Arg: u16 name length, name, u32 count, count x (u64 index, u32 length,
  * bytes).  Result: count x (u32 status, u32 length, bytes). */
 static int
@@ -66,24 +104,16 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 	uint32_t count = wire_get_u32(p + o);
 	o += 4;
 	struct obuf out = {0};
+	int full = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		if (o + 12 > len || wire_get_u32(p + o + 8) > len - o - 12) {
 			free(out.p);
 			return dw_reply_error(r, "malformed pmap batch");
 		}
-		uint64_t idx = wire_get_u64(p + o);
 		size_t il = wire_get_u32(p + o + 8);
-		void *res;
-		size_t rl;
-		char err[512];
-		rtr_event(DW_EV_PMAP_ITEM, idx + 1);
-		int rc = call_invoke(name, nl, p + o + 12, il, &res, &rl, err,
-		                     sizeof err);
-		rtr_event(DW_EV_PMAP_ITEM, 0);
-		int bad = rc ? ob_item(&out, DW_EREMOTE, err, strlen(err))
-		             : ob_item(&out, DW_OK, res, rl);
-		free(res);
-		if (bad) {
+		if (pmap_item(&out, name, nl, p + o + 12, il,
+		              wire_get_u64(p + o), i == 0,
+		              8u * (uint64_t)(count - i - 1), &full)) {
 			free(out.p);
 			return dw_reply_error(r, "out of memory");
 		}
@@ -413,6 +443,7 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 	}
 	const unsigned char *p = res;
 	size_t o = 0;
+	int deferred = 0;
 	for (int i = 0; i < b->n; i++) {
 		uint32_t st = o + 8 <= len ? wire_get_u32(p + o) : DW_EPROTO;
 		size_t n = o + 8 <= len ? wire_get_u32(p + o + 4) : 0;
@@ -421,7 +452,10 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 			           "malformed pmap results");
 			continue;
 		}
-		if (st != DW_OK) {
+		if (st == DW_EAGAIN) { /* not run: the batch was full */
+			pm->retry[pm->nretry++] = b->idx[i];
+			deferred++;
+		} else if (st != DW_OK) {
 			char msg[600];
 			snprintf(msg, sizeof msg, "worker %d: %.*s", b->w->id,
 			         (int)(n > 500 ? 500 : n),
@@ -434,6 +468,8 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 		}
 		o += 8 + n;
 	}
+	if (deferred)
+		rtr_event(DW_EV_PMAP_RETRY, (uint64_t)deferred);
 }
 
 static void

@@ -3,6 +3,7 @@
 #define DW_RUNTIME_RT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -158,6 +159,10 @@ void cl_worker_lost(struct worker *w, const char *why);
 /* One heartbeat round; ticks is the timer's count of expirations since
  * the last round (1 unless this process did not run). */
 void cl_heartbeat(uint64_t ticks);
+/* Ctrl-C on the master: the first interrupts the calls in flight. */
+extern volatile sig_atomic_t cl_sigint_pending;
+void cl_catch_sigint(void);
+void cl_interrupt_all(void);
 void cl_shutdown(void);
 /* dw_launched; with done, the handshake was already made on wc->fd (a
  * worker that dialled in) and only the settings are sent. */
@@ -169,6 +174,7 @@ void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* call.c */
+void call_note_interrupt(void); /* dw_interrupt reached this worker */
 void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
                    unsigned char *payload);
 void call_fail_peer(int pid, int err, const char *msg);

@@ -49,6 +49,8 @@ static const char *const msg_names[] = {
     [WIRE_ANSWER] = "ANSWER",
     [WIRE_CANCEL] = "CANCEL",
     [WIRE_CHALLENGE] = "CHALLENGE",
+    [WIRE_CREDIT] = "CREDIT",
+    [WIRE_INTERRUPT] = "INTERRUPT",
 };
 
 void

@@ -43,7 +43,10 @@ enum wire_type {
 	WIRE_ANSWER = 17, /* a request's answer: u32 status, then bytes */
 	WIRE_CANCEL = 18, /* withdraw a parked request (ref = its id) */
 	WIRE_CHALLENGE = 19, /* the handshake's first message: a nonce */
-	WIRE_TYPE_MAX = 19,
+	WIRE_CREDIT = 20,    /* flow control: ref = CALL payload bytes run */
+	WIRE_INTERRUPT = 21, /* master → worker: interrupt the running call
+	                        (ref = its call id, 0: every running call) */
+	WIRE_TYPE_MAX = 21,
 };
 
 enum wire_call_mode {

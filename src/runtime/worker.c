@@ -221,12 +221,24 @@ worker_dial(const char *addr, struct hs_result *h)
 	return fd;
 }
 
-/* Takes the link limit, CONFIG's last u32, off the payload. */
+/* Takes the link limit and the flow-control bounds, CONFIG's last u32
+ * and two u64, off the payload. */
 static int
 worker_config_limit(const unsigned char *p, uint32_t *len, char *why,
                     size_t whylen)
 {
-	uint32_t v = *len >= 4 ? wire_get_u32(p + *len - 4) : 0;
+	uint32_t v = *len >= 20 ? wire_get_u32(p + *len - 20) : 0;
+	uint64_t jq = *len >= 20 ? wire_get_u64(p + *len - 16) : 0;
+	uint64_t sq = *len >= 20 ? wire_get_u64(p + *len - 8) : 0;
+	if (jq < FLOW_FLOOR || sq < FLOW_FLOOR) {
+		snprintf(why, whylen,
+		         "the master's settings carry bad flow-control "
+		         "bounds (%llu, %llu)",
+		         (unsigned long long)jq, (unsigned long long)sq);
+		return -1;
+	}
+	conn_job_limit = jq;
+	conn_send_limit = sq;
 	if (v < WIRE_PAYLOAD_FLOOR || v > WIRE_PAYLOAD_CEIL) {
 		snprintf(why, whylen,
 		         "the master's settings carry a bad link limit (%u)",
@@ -234,7 +246,7 @@ worker_config_limit(const unsigned char *p, uint32_t *len, char *why,
 		return -1;
 	}
 	conn_max_payload = v;
-	*len -= 4;
+	*len -= 20;
 	return 0;
 }
 

@@ -23,13 +23,32 @@
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
 
-#define DIAL_PROOF_MS 3000 /* a worker answers as soon as it connects */
+/* A worker sends its challenge as soon as it connects: a connection that
+ * has sent none within DIAL_IDLE_MS of its accept is dropped; once the
+ * challenge is there the rest of the handshake has DIAL_PROOF_MS. */
+#define DIAL_IDLE_MS     3000
+#define DIAL_IDLE_TXT    "3000 ms"
+#define DIAL_PROOF_MS    2000
+#define DIAL_PENDING_MAX 1024
 
 static struct {
 	pthread_mutex_t lock;
 	int fd;
 	char addr[300];
 } dial = {PTHREAD_MUTEX_INITIALIZER, -1, ""};
+
+/* A connection accepted but not yet handshaken.  Every one has its own
+ * deadline and none waits for another: the launch polls them all and
+ * runs a handshake only once a whole CHALLENGE frame is there, so idle
+ * or slow connections cost a real worker nothing (dial.lock). */
+struct dial_pend {
+	int fd;
+	uint64_t deadline;
+	char peer[128];
+};
+static struct dial_pend dial_pend[DIAL_PENDING_MAX];
+static int dial_npend;
+static void dial_drop(int i, const char *why);
 
 static void
 dial_name(const struct sockaddr *sa, socklen_t sl, char *buf, size_t len)
@@ -129,6 +148,8 @@ dw_listen_close(void)
 	if (dial.fd >= 0)
 		close(dial.fd);
 	dial.fd = -1;
+	while (dial_npend > 0)
+		dial_drop(0, "the master stopped listening");
 	dial.addr[0] = 0;
 	pthread_mutex_unlock(&dial.lock);
 	return DW_OK;
@@ -196,32 +217,121 @@ struct dial_launch {
 	char last[400];
 };
 
-/* Waits for the next connection until deadline; -1 on timeout. */
-static int
-dial_next(int lfd, uint64_t deadline, char *peer, size_t plen)
+static void
+dial_drop(int i, const char *why)
 {
+	rt_log("dropped a connection dialling in from %s: %s",
+	       dial_pend[i].peer, why);
+	close(dial_pend[i].fd);
+	dial_pend[i] = dial_pend[--dial_npend];
+}
+
+/* Takes one connection off the listener into the pending set. */
+static void
+dial_accept_one(int lfd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int fd = loop_accept(lfd, (struct sockaddr *)&ss, &sl);
+	if (fd == -1 && (errno == EMFILE || errno == ENFILE))
+		usleep(100000); /* nothing to refuse with: back off */
+	if (fd < 0)
+		return;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	char peer[128];
+	dial_name((struct sockaddr *)&ss, sl, peer, sizeof peer);
+	if (dial_npend == DIAL_PENDING_MAX) {
+		rt_log("refused a connection dialling in from %s: %d "
+		       "connections already wait for their handshake",
+		       peer, DIAL_PENDING_MAX);
+		close(fd);
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	struct dial_pend *p = &dial_pend[dial_npend++];
+	p->fd = fd;
+	p->deadline = rt_now_ms() + DIAL_IDLE_MS;
+	snprintf(p->peer, sizeof p->peer, "%s", peer);
+}
+
+/* 1 when a whole first frame is buffered on fd, 0 not yet, -1 closed or
+ * not a dwork frame. */
+static int
+dial_frame_ready(int fd)
+{
+	unsigned char b[WIRE_HDR + WIRE_HELLO_MAX];
+	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	if (n < (ssize_t)WIRE_HDR)
+		return 0;
+	uint32_t len = wire_get_u32(b);
+	if (len < 12 || len - 12u > WIRE_HELLO_MAX)
+		return 1; /* the handshake names what is wrong */
+	return (size_t)n >= WIRE_HDR + (len - 12u);
+}
+
+/* Waits until some pending connection has its first frame (its index),
+ * accepting new ones meanwhile; drops the ones past their deadline.
+ * -1 at the launch's deadline. */
+static int
+dial_next(int lfd, uint64_t deadline)
+{
+	struct pollfd pf[DIAL_PENDING_MAX + 1];
 	for (;;) {
-		uint64_t now = rt_now_ms();
+		uint64_t now = rt_now_ms(), wake = deadline;
 		if (now >= deadline)
 			return -1;
-		struct pollfd p = {.fd = lfd, .events = POLLIN};
-		int r = poll(&p, 1, (int)(deadline - now));
+		int np = 0, partial = 0;
+		pf[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		for (int i = 0; i < dial_npend;) {
+			int r = dial_frame_ready(dial_pend[i].fd);
+			if (r > 0)
+				return i;
+			if (r < 0) {
+				dial_drop(i, "it closed before its handshake");
+				continue;
+			}
+			if (now >= dial_pend[i].deadline) {
+				dial_drop(i,
+				          "no handshake message within "
+				          "its deadline (" DIAL_IDLE_TXT ")");
+				continue;
+			}
+			if (dial_pend[i].deadline < wake)
+				wake = dial_pend[i].deadline;
+			/* a frame begun but not whole: look again soon
+			 * rather than poll a socket that stays readable */
+			char b;
+			if (recv(dial_pend[i].fd, &b, 1,
+			         MSG_PEEK | MSG_DONTWAIT) == 1)
+				partial = 1;
+			else
+				pf[np++] = (struct pollfd){
+				    .fd = dial_pend[i].fd, .events = POLLIN};
+			i++;
+		}
+		int ms = (int)(wake - now);
+		if (partial && ms > 10)
+			ms = 10;
+		int r = poll(pf, (nfds_t)np, ms);
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (r <= 0)
-			continue;
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof ss;
-		int fd = loop_accept(lfd, (struct sockaddr *)&ss, &sl);
-		if (fd == -1 && (errno == EMFILE || errno == ENFILE))
-			usleep(100000); /* nothing to refuse with: back off */
-		if (fd < 0)
-			continue;
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		dial_name((struct sockaddr *)&ss, sl, peer, plen);
-		return fd;
+		if (r > 0 && (pf[0].revents & POLLIN))
+			dial_accept_one(lfd);
 	}
+}
+
+/* Hands pending connection i over as a blocking socket. */
+static int
+dial_take(int i, char *peer, size_t plen)
+{
+	int fd = dial_pend[i].fd;
+	snprintf(peer, plen, "%s", dial_pend[i].peer);
+	dial_pend[i] = dial_pend[--dial_npend];
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }
 
 static int
@@ -230,12 +340,15 @@ dial_launch(void *self, int n, dw_launch *l)
 	struct dial_launch *D = self;
 	uint64_t deadline = rt_now_ms() + (uint64_t)D->timeout_ms;
 	int joined = 0;
-	for (int i = 0; i < n;) {
+	pthread_mutex_lock(&dial.lock);
+	for (int i = 0; i < n && dial.fd >= 0;) {
 		char peer[128], why[300];
 		struct hs_result hr;
-		int fd = dial_next(dial.fd, deadline, peer, sizeof peer);
-		if (fd < 0)
+		int k = dial_next(dial.fd, deadline);
+		if (k < 0)
 			break;
+		int fd = dial_take(k, peer, sizeof peer);
+		/* its challenge is here: what is left is one round trip */
 		uint64_t pd = rt_now_ms() + DIAL_PROOF_MS;
 		if (dial_check_proof(fd, dw_launch_id(l, i),
 		                     pd < deadline ? pd : deadline, &hr, why,
@@ -253,9 +366,13 @@ dial_launch(void *self, int n, dw_launch *l)
 		                       .out_fd = -1,
 		                       .err_fd = -1};
 		snprintf(wc.host, sizeof wc.host, "%s", peer);
-		if (cl_launched(l, &wc, &hr) == DW_OK)
+		pthread_mutex_unlock(&dial.lock);
+		int ok = cl_launched(l, &wc, &hr) == DW_OK;
+		pthread_mutex_lock(&dial.lock);
+		if (ok)
 			i++, joined++;
 	}
+	pthread_mutex_unlock(&dial.lock);
 	if (joined < n) {
 		char extra[500] = "";
 		if (D->rejected)
