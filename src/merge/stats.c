@@ -94,6 +94,17 @@ st_pop_compute(const double *useful, size_t n, double elapsed, st_pop *out)
 	out->pe = out->mean / elapsed;
 }
 
+void
+st_pop_ideal(st_pop *out, double ideal)
+{
+	out->ideal = ideal;
+	out->ideal_valid = out->valid && ideal > 0;
+	if (!out->ideal_valid)
+		return;
+	out->ser = out->max / ideal;
+	out->trf = out->comm / out->ser;
+}
+
 /* ---- Sorted tables ----------------------------------------------------------
  */
 
@@ -195,6 +206,9 @@ on_state(st_stats *s, st_thread *t, const mg_rec *r)
 		t->active = true;
 		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
 	}
+	if (rp_state(s->replay, r->thread, r->time, r->u.state.end,
+	             r->u.state.state) != DW_OK)
+		return fail(s);
 	return DW_OK;
 }
 
@@ -218,7 +232,7 @@ on_event(st_stats *s, st_thread *t, const mg_rec *r)
 	return DW_OK;
 }
 
-static void
+static dw_err
 on_comm(st_stats *s, const mg_rec *r)
 {
 	st_thread *from = &s->threads[r->thread];
@@ -230,6 +244,10 @@ on_comm(st_stats *s, const mg_rec *r)
 	to->recv++;
 	to->recv_bytes += r->u.comm.size;
 	to->active = true;
+	if (rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
+	           r->u.comm.log_recv) != DW_OK)
+		return fail(s);
+	return DW_OK;
 }
 
 static dw_err
@@ -251,8 +269,7 @@ st_record(mg_writer *w, const mg_rec *r)
 	case MG_EVENT:
 		return on_event(s, &s->threads[r->thread], r);
 	case MG_COMM:
-		on_comm(s, r);
-		return DW_OK;
+		return on_comm(s, r);
 	}
 	return DW_OK;
 }
@@ -281,7 +298,8 @@ st_begin(mg_writer *w, const mg_info *info)
 	s->tasks = calloc(info->ntasks ? info->ntasks : 1, sizeof *s->tasks);
 	s->threads =
 	    calloc(info->nthreads ? info->nthreads : 1, sizeof *s->threads);
-	if (!s->tasks || !s->threads)
+	if (!s->tasks || !s->threads ||
+	    rp_new(info->nthreads, &s->replay) != DW_OK)
 		return fail(s);
 	s->ntasks = info->ntasks;
 	s->nthreads = info->nthreads;
@@ -440,6 +458,11 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
+	if (rp_run(s->replay, &s->ideal) != DW_OK)
+		return fail(s);
+	rp_free(s->replay);
+	s->replay = NULL;
+	st_pop_ideal(&s->pop, (double)s->ideal);
 	if (func_totals(s) != DW_OK)
 		return DW_ENOMEM;
 	s->ended = true;
@@ -536,6 +559,7 @@ st_free_op(mg_writer *w)
 	free(s->threads);
 	free(s->tasks);
 	free(s->funcs);
+	rp_free(s->replay);
 	labels_free(&s->labels);
 	free(s->source);
 	free(s);
