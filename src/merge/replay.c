@@ -20,13 +20,22 @@ typedef struct rp_burst {
 typedef struct rp_shift {
 	uint64_t at;
 	int64_t shift;
+	uint64_t ready; /* original time the receiver was ready */
+	uint32_t msg;
+	int by_send; /* the send came last: the path goes to the sender */
 } rp_shift;
+
+typedef struct rp_run_ {
+	uint64_t start, end, func;
+} rp_frun;
 
 typedef struct rp_thread {
 	rp_burst *b;
 	size_t nb, capb;
 	rp_shift *sh;
 	size_t nsh, capsh;
+	rp_frun *f;
+	size_t nf, capf;
 	uint64_t last_recv; /* original time of its last receive */
 	int64_t recv_end;   /* replayed time of its last receive */
 } rp_thread;
@@ -48,6 +57,11 @@ struct rp_replay {
 	size_t nthreads;
 	rp_m *m;
 	size_t nm, capm;
+	int64_t end;         /* the replay's end */
+	uint32_t end_thread; /* the thread that ends last */
+	uint64_t end_at;     /* its original time there */
+	rp_fn *fns;
+	size_t nfns;
 };
 
 int
@@ -204,7 +218,8 @@ receive(rp_replay *r, rp_m *m)
 	rnew = m->send_new > rnew ? m->send_new : rnew;
 	if (grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
-	t->sh[t->nsh++] = (rp_shift){m->recv, (int64_t)m->recv - rnew};
+	t->sh[t->nsh++] = (rp_shift){m->recv, (int64_t)m->recv - rnew, ready,
+	                             (uint32_t)(m - r->m), m->send_new >= rnew};
 	t->last_recv = m->recv;
 	t->recv_end = rnew > t->recv_end ? rnew : t->recv_end;
 	return 0;
@@ -213,15 +228,18 @@ receive(rp_replay *r, rp_m *m)
 /* The replayed end of t: its last receive or the end of its last burst
  * that is not a wait (a wait at the end waits for the run to end). */
 static int64_t
-thread_end(const rp_thread *t)
+thread_end(const rp_thread *t, uint64_t *at)
 {
 	int64_t end = t->recv_end;
 
+	*at = t->nsh ? t->sh[t->nsh - 1].at : 0;
 	for (size_t i = t->nb; i-- > 0;) {
 		if (rp_is_wait(t->b[i].state))
 			continue;
 		int64_t e = (int64_t)t->b[i].end - shift_at(t, t->b[i].end);
 
+		if (e > end)
+			*at = t->b[i].end;
 		return e > end ? e : end;
 	}
 	return end;
@@ -262,10 +280,16 @@ rp_run(rp_replay *r, uint64_t *ideal)
 	}
 	free(p);
 	for (size_t i = 0; i < r->nthreads; i++) {
-		int64_t e = thread_end(&r->t[i]);
+		uint64_t at;
+		int64_t e = thread_end(&r->t[i], &at);
 
-		end = e > end ? e : end;
+		if (e > end) {
+			end = e;
+			r->end_thread = (uint32_t)i;
+			r->end_at = at;
+		}
 	}
+	r->end = end;
 	*ideal = (uint64_t)end;
 	return DW_OK;
 }
@@ -278,8 +302,126 @@ rp_free(rp_replay *r)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		free(r->t[i].b);
 		free(r->t[i].sh);
+		free(r->t[i].f);
 	}
+	free(r->fns);
 	free(r->t);
 	free(r->m);
 	free(r);
+}
+
+/* ---- The critical path ------------------------------------------------ */
+
+dw_err
+rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
+        uint64_t func)
+{
+	rp_thread *t;
+
+	if (!r || thread >= r->nthreads || end <= start)
+		return DW_OK;
+	t = &r->t[thread];
+	if (grow((void **)&t->f, t->nf, &t->capf, sizeof *t->f))
+		return DW_ENOMEM;
+	t->f[t->nf++] = (rp_frun){start, end, func};
+	return DW_OK;
+}
+
+static rp_fn *
+fn_get(rp_replay *r, uint64_t func)
+{
+	rp_fn *p;
+
+	for (size_t i = 0; i < r->nfns; i++)
+		if (r->fns[i].func == func)
+			return &r->fns[i];
+	p = realloc(r->fns, (r->nfns + 1) * sizeof *p);
+	if (!p)
+		return NULL;
+	r->fns = p;
+	r->fns[r->nfns] = (rp_fn){func, 0};
+	return &r->fns[r->nfns++];
+}
+
+/* Adds the functions' time within [a, b] of thread t; *in is the time
+ * of the segment spent in functions. */
+static int
+segment(rp_replay *r, const rp_thread *t, uint64_t a, uint64_t b, uint64_t *in)
+{
+	for (size_t i = 0; i < t->nf; i++) {
+		uint64_t s = t->f[i].start > a ? t->f[i].start : a;
+		uint64_t e = t->f[i].end < b ? t->f[i].end : b;
+		rp_fn *f;
+
+		if (e <= s)
+			continue;
+		f = fn_get(r, t->f[i].func);
+		if (!f)
+			return -1;
+		f->ns += e - s;
+		*in += e - s;
+	}
+	return 0;
+}
+
+/* The last receive of t at or before x (strictly before when strict),
+ * among its first n; n when none. */
+static size_t
+recv_before(const rp_thread *t, size_t n, uint64_t x, int strict)
+{
+	while (n-- > 0)
+		if (strict ? t->sh[n].at < x : t->sh[n].at <= x)
+			return n;
+	return SIZE_MAX;
+}
+
+static int
+fn_cmp(const void *a, const void *b)
+{
+	const rp_fn *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+dw_err
+rp_critical_path(rp_replay *r, rp_path *out)
+{
+	uint64_t x, in = 0;
+	uint32_t th;
+	size_t k;
+
+	memset(out, 0, sizeof *out);
+	if (!r || r->end <= 0)
+		return DW_OK;
+	th = r->end_thread;
+	x = r->end_at;
+	k = recv_before(&r->t[th], r->t[th].nsh, x, 0);
+	for (;;) {
+		const rp_thread *t = &r->t[th];
+		uint64_t a =
+		    k == SIZE_MAX ? (t->nb ? t->b[0].start : 0) : t->sh[k].at;
+
+		a = a < x ? a : x;
+		if (segment(r, t, a, x, &in))
+			return DW_ENOMEM;
+		if (k == SIZE_MAX)
+			break;
+		if (t->sh[k].by_send) {
+			const rp_m *m = &r->m[t->sh[k].msg];
+
+			out->messages++;
+			th = m->from;
+			x = m->send;
+			k = recv_before(&r->t[th], r->t[th].nsh, x, 1);
+		} else {
+			x = t->sh[k].ready;
+			k = recv_before(t, k, x, 0);
+		}
+	}
+	if (r->nfns > 1)
+		qsort(r->fns, r->nfns, sizeof *r->fns, fn_cmp);
+	out->fns = r->fns;
+	out->nfns = r->nfns;
+	out->other_ns = (uint64_t)r->end - in;
+	return DW_OK;
 }

@@ -38,6 +38,31 @@ dw_err rp_msg(rp_replay *r, uint32_t from, uint32_t to, uint64_t send,
  */
 dw_err rp_run(rp_replay *r, uint64_t *ideal);
 
+/* A run of function func (a DW_EV_FUNCTION value) on thread from start
+ * to end, for the critical path.  DW_ENOMEM. */
+dw_err rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
+               uint64_t func);
+
+/* Time of one function on the critical path. */
+typedef struct rp_fn {
+	uint64_t func, ns;
+} rp_fn;
+
+/*
+ * The critical path of the replay rp_run made: the chain of bursts and
+ * zero-time messages that ends last, followed back from its end through
+ * each receive to whichever of its send and its receiver's readiness
+ * came later.  ns of it in each function (sorted by id, *fns owned by
+ * r), ns in no function, and the messages on it.
+ */
+typedef struct rp_path {
+	const rp_fn *fns;
+	size_t nfns;
+	uint64_t other_ns, messages;
+} rp_path;
+
+dw_err rp_critical_path(rp_replay *r, rp_path *out);
+
 /* True for the states that wait for something else (Idle, Waiting a
  * message, Blocked, ...): the ones a receive may end. */
 int rp_is_wait(uint32_t state);

@@ -166,7 +166,8 @@ call_end(st_stats *s, st_thread *t, uint64_t now)
 	                       t->run_func);
 	uint64_t d = now > t->run_since ? now - t->run_since : 0;
 
-	if (!c)
+	if (!c || rp_func(s->replay, (uint32_t)(t - s->threads), t->run_since,
+	                  now, t->run_func) != DW_OK)
 		return fail(s);
 	c->calls++;
 	c->total_ns += d;
@@ -431,6 +432,26 @@ task_add(st_task *k, const st_thread *t)
 		k->calls += t->calls[i].calls;
 }
 
+/* The critical path of the replay, kept after the replay is freed. */
+static dw_err
+path_copy(st_stats *s)
+{
+	rp_path p;
+
+	if (rp_critical_path(s->replay, &p) != DW_OK)
+		return DW_ENOMEM;
+	s->path_other = p.other_ns;
+	s->path_messages = p.messages;
+	if (!p.nfns)
+		return DW_OK;
+	s->path = malloc(p.nfns * sizeof *s->path);
+	if (!s->path)
+		return DW_ENOMEM;
+	memcpy(s->path, p.fns, p.nfns * sizeof *s->path);
+	s->npath = p.nfns;
+	return DW_OK;
+}
+
 static dw_err
 st_end(mg_writer *w, const mg_info *info)
 {
@@ -458,7 +479,7 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
-	if (rp_run(s->replay, &s->ideal) != DW_OK)
+	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK)
 		return fail(s);
 	rp_free(s->replay);
 	s->replay = NULL;
@@ -560,6 +581,7 @@ st_free_op(mg_writer *w)
 	free(s->tasks);
 	free(s->funcs);
 	rp_free(s->replay);
+	free(s->path);
 	labels_free(&s->labels);
 	free(s->source);
 	free(s);

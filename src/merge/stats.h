@@ -129,6 +129,10 @@ typedef struct st_stats {
 	st_pop pop;
 	rp_replay *replay; /* while reading; freed at end */
 	uint64_t ideal;    /* ns: the elapsed time on an ideal network */
+	rp_fn *path;       /* ns per function on its critical path; owned */
+	size_t npath;
+	uint64_t path_other;    /* ns of the path in no function */
+	uint64_t path_messages; /* messages on it */
 	bool ended;
 } st_stats;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <dwork/dwork.h>
+#include <dwork/trace.h>
 
 #include "merge/stats.h"
 
@@ -186,6 +187,23 @@ text_tree(const st_stats *s, FILE *f)
 	        "      serialization           %.2f\n"
 	        "      transfer                %.2f\n",
 	        p->pe, p->lb, p->comm, p->ser, p->trf);
+	fprintf(f,
+	        "\n  critical path on the ideal network: %.6f s, %" PRIu64
+	        " messages\n",
+	        p->ideal * 1e-9, s->path_messages);
+	for (size_t i = 0; i < s->npath; i++) {
+		const char *n =
+		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
+
+		if (n)
+			fprintf(f, "    %-30s %12.6f s\n", n,
+			        (double)s->path[i].ns * 1e-9);
+		else
+			fprintf(f, "    function %-21" PRIu64 " %12.6f s\n",
+			        s->path[i].func, (double)s->path[i].ns * 1e-9);
+	}
+	fprintf(f, "    %-30s %12.6f s\n", "(in no user function)",
+	        (double)s->path_other * 1e-9);
 }
 
 static void
@@ -494,6 +512,19 @@ json_tree(const st_stats *s, FILE *f)
 	json_num(f, "communication_efficiency", p->valid, p->comm);
 	json_num(f, "serialization_efficiency", p->ideal_valid, p->ser);
 	json_num(f, "transfer_efficiency", p->ideal_valid, p->trf);
+	fprintf(f,
+	        "  \"critical_path\": {\"length_ns\": %" PRIu64
+	        ", \"messages\": %" PRIu64 ", \"other_ns\": %" PRIu64
+	        ", \"functions\": [",
+	        s->ideal, s->path_messages, s->path_other);
+	for (size_t i = 0; i < s->npath; i++) {
+		fprintf(f, "%s{\"id\": %" PRIu64 ", ", i ? ", " : "",
+		        s->path[i].func);
+		json_name(f, "name",
+		          st_value_name(s, DW_EV_FUNCTION, s->path[i].func));
+		fprintf(f, ", \"ns\": %" PRIu64 "}", s->path[i].ns);
+	}
+	fputs("]},\n", f);
 }
 
 void
