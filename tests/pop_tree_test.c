@@ -6,6 +6,7 @@
  * corrected) as `dwork stats` computes them; the replay alone on golden
  * bursts and messages.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -26,8 +27,12 @@
 
 static char scratch[512];
 
-typedef struct want {
+#define H_WORK 0x77000001u /* the user function "work" */
+
+typedef struct expect {
 	double lb, comm, ser, trf, pe, ideal_ms;
+	double work_ms, other_ms; /* on the critical path */
+	uint64_t messages;        /* on the critical path */
 } expect;
 
 static void
@@ -39,6 +44,26 @@ near(const char *what, const char *key, double got, double hand)
 		        hand);
 		tu_failures++;
 	}
+}
+
+/* The critical path: "work" and the rest, the messages on it. */
+static void
+path(const char *what, const st_stats *s, const expect *w)
+{
+	double work = 0;
+
+	for (size_t i = 0; i < s->npath; i++) {
+		const char *n =
+		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
+
+		CHECK(n && !strcmp(n, "work"));
+		work += (double)s->path[i].ns / U;
+	}
+	near(what, "critical path: work (ms)", work, w->work_ms);
+	near(what, "critical path: other (ms)", (double)s->path_other / U,
+	     w->other_ms);
+	near(what, "critical path: messages", (double)s->path_messages,
+	     (double)w->messages);
 }
 
 /* The figures of the trace directory dir against w, and the JSON's
@@ -65,6 +90,7 @@ check(const char *what, const char *dir, const expect *w)
 	near(what, "parallel_efficiency", s->pop.pe, w->pe);
 	near(what, "T_ideal (ms)", (double)s->ideal / U, w->ideal_ms);
 	CHECK(fabs(s->pop.lb * s->pop.ser * s->pop.trf - s->pop.pe) < 1e-9);
+	path(what, s, w);
 	f = open_memstream(&json, &len);
 	REQUIRE(f != NULL);
 	st_print_json(s, f);
@@ -78,6 +104,11 @@ check(const char *what, const char *dir, const expect *w)
 	CHECK(strstr(json, buf) != NULL);
 	CHECK(strstr(json, "\n  \"communication_efficiency\": ") != NULL);
 	CHECK(strstr(json, "\n  \"parallel_efficiency\": ") != NULL);
+	snprintf(buf, sizeof buf,
+	         "\n  \"critical_path\": {\"length_ns\": %.0f, "
+	         "\"messages\": %" PRIu64 ",",
+	         w->ideal_ms * U, w->messages);
+	CHECK(strstr(json, buf) != NULL);
 	CHECK(strstr(json, "\"pop\": {") != NULL); /* the old keys stay */
 	free(json);
 	st_stats_free(s);
@@ -109,7 +140,7 @@ test_imbalance(void)
 {
 	static const uint64_t d[3] = {10, 20, 40};
 	char dir[700];
-	expect w = {70.0 / 3 / 40, 1, 1, 1, 70.0 / 3 / 40, 40};
+	expect w = {70.0 / 3 / 40, 1, 1, 1, 70.0 / 3 / 40, 40, 0, 40, 0};
 
 	newdir("imbalance", dir, sizeof dir);
 	for (uint32_t i = 0; i < 3; i++) {
@@ -137,11 +168,22 @@ worker(const char *dir, uint32_t k, uint64_t end, ms_proc *p, ms_thread *t)
 	ms_proc_init(p, dir, 0x200 + k, 200 + k, k);
 	ms_label_thread(p, 0, "worker main");
 	ms_label_thread(p, 1, "executor 1");
+	ms_label_value(p, DW_EV_FUNCTION, H_WORK, "work");
 	ms_proc_end(p, (BASE + end) * U);
 	ms_thread_open(&m, p, 0);
 	state(&m, 0, end, DWT_STATE_IDLE);
 	ms_thread_close(&m);
 	ms_thread_open(t, p, 1);
+}
+
+/* A run of "work" from a to b (ms after BASE). */
+static void
+run(ms_thread *t, uint64_t a, uint64_t b)
+{
+	ms_push(t, (BASE + a) * U, DWT_STATE_RUNNING);
+	ms_event(t, (BASE + a) * U, DW_EV_FUNCTION, H_WORK);
+	ms_event(t, (BASE + b) * U, DW_EV_FUNCTION, 0);
+	ms_pop(t, (BASE + b) * U);
 }
 
 static void
@@ -164,7 +206,8 @@ static void
 test_transfer(void)
 {
 	char dir[700];
-	expect w = {22.0 / 3 / 10, 0.625, 10.0 / 12, 0.75, 22.0 / 3 / 16, 12};
+	expect w = {
+	    22.0 / 3 / 10, 0.625, 10.0 / 12, 0.75, 22.0 / 3 / 16, 12, 10, 2, 2};
 	ms_proc p;
 	ms_thread t;
 
@@ -187,7 +230,7 @@ test_transfer(void)
 		worker(dir, k, 16, &p, &t);
 		ms_push(&t, BASE * U, DWT_STATE_IDLE);
 		comm(&t, 3, RECV, 0, k);
-		state(&t, 3, 13, DWT_STATE_RUNNING);
+		run(&t, 3, 13);
 		comm(&t, 13, 0, 0, 2 + k);
 		ms_pop(&t, (BASE + 16) * U);
 		ms_thread_close(&t);
@@ -208,7 +251,8 @@ static void
 test_chain(void)
 {
 	char dir[700];
-	expect w = {23.0 / 3 / 10, 10.0 / 23, 10.0 / 23, 1, 1.0 / 3, 23};
+	expect w = {
+	    23.0 / 3 / 10, 10.0 / 23, 10.0 / 23, 1, 1.0 / 3, 23, 20, 3, 4};
 	ms_proc p;
 	ms_thread t;
 
@@ -235,7 +279,7 @@ test_chain(void)
 		worker(dir, k, 23, &p, &t);
 		ms_push(&t, BASE * U, DWT_STATE_IDLE);
 		comm(&t, a, RECV, 0, 2 * k - 1);
-		state(&t, a, a + 10, DWT_STATE_RUNNING);
+		run(&t, a, a + 10);
 		comm(&t, a + 10, 0, 0, 2 * k);
 		ms_pop(&t, (BASE + 23) * U);
 		ms_thread_close(&t);
