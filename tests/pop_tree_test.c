@@ -3,8 +3,9 @@
  * worked out by hand below: load balance, communication efficiency and
  * its split into serialization (the ideal-network replay, replay.h) and
  * transfer efficiency, through st_stats_read (the merge, clocks
- * corrected) as `dwork stats` computes them; the replay alone on golden
- * bursts and messages.
+ * corrected) as `dwork stats` computes them, and the same from the
+ * merged .prv; the critical path per function (issue 19 item 4); the
+ * replay alone on golden bursts and messages.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -66,6 +67,31 @@ path(const char *what, const st_stats *s, const expect *w)
 	     (double)w->messages);
 }
 
+/* The merged .prv read back gives the same replay and path. */
+static void
+same_from_prv(const char *dir, const st_stats *d)
+{
+	char prefix[800], prv[820];
+	st_stats *s;
+	rd_errlist errs;
+
+	snprintf(prefix, sizeof prefix, "%s.merged", dir);
+	snprintf(prv, sizeof prv, "%s.prv", prefix);
+	rd_errlist_init(&errs, stderr);
+	REQUIRE(mt_merge(dir, prefix, 0, NULL, &errs) == DW_OK);
+	REQUIRE(st_stats_new(prv, &s) == DW_OK);
+	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
+	CHECK_EQ_U64(errs.n, 0);
+	rd_errlist_free(&errs);
+	CHECK_EQ_U64(s->ideal, d->ideal);
+	CHECK_EQ_U64(s->path_other, d->path_other);
+	CHECK_EQ_U64(s->path_messages, d->path_messages);
+	CHECK_EQ_U64(s->npath, d->npath);
+	for (size_t i = 0; i < s->npath && i < d->npath; i++)
+		CHECK_EQ_U64(s->path[i].ns, d->path[i].ns);
+	st_stats_free(s);
+}
+
 /* The figures of the trace directory dir against w, and the JSON's
  * top-level keys. */
 static void
@@ -111,6 +137,7 @@ check(const char *what, const char *dir, const expect *w)
 	CHECK(strstr(json, buf) != NULL);
 	CHECK(strstr(json, "\"pop\": {") != NULL); /* the old keys stay */
 	free(json);
+	same_from_prv(dir, s);
 	st_stats_free(s);
 }
 
