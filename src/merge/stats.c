@@ -94,6 +94,17 @@ st_pop_compute(const double *useful, size_t n, double elapsed, st_pop *out)
 	out->pe = out->mean / elapsed;
 }
 
+void
+st_pop_ideal(st_pop *out, double ideal)
+{
+	out->ideal = ideal;
+	out->ideal_valid = out->valid && ideal > 0;
+	if (!out->ideal_valid)
+		return;
+	out->ser = out->max / ideal;
+	out->trf = out->comm / out->ser;
+}
+
 /* ---- Sorted tables ----------------------------------------------------------
  */
 
@@ -155,7 +166,8 @@ call_end(st_stats *s, st_thread *t, uint64_t now)
 	                       t->run_func);
 	uint64_t d = now > t->run_since ? now - t->run_since : 0;
 
-	if (!c)
+	if (!c || rp_func(s->replay, (uint32_t)(t - s->threads), t->run_since,
+	                  now, t->run_func) != DW_OK)
 		return fail(s);
 	c->calls++;
 	c->total_ns += d;
@@ -195,6 +207,9 @@ on_state(st_stats *s, st_thread *t, const mg_rec *r)
 		t->active = true;
 		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
 	}
+	if (rp_state(s->replay, r->thread, r->time, r->u.state.end,
+	             r->u.state.state) != DW_OK)
+		return fail(s);
 	return DW_OK;
 }
 
@@ -218,7 +233,7 @@ on_event(st_stats *s, st_thread *t, const mg_rec *r)
 	return DW_OK;
 }
 
-static void
+static dw_err
 on_comm(st_stats *s, const mg_rec *r)
 {
 	st_thread *from = &s->threads[r->thread];
@@ -230,6 +245,10 @@ on_comm(st_stats *s, const mg_rec *r)
 	to->recv++;
 	to->recv_bytes += r->u.comm.size;
 	to->active = true;
+	if (rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
+	           r->u.comm.log_recv) != DW_OK)
+		return fail(s);
+	return DW_OK;
 }
 
 static dw_err
@@ -251,8 +270,7 @@ st_record(mg_writer *w, const mg_rec *r)
 	case MG_EVENT:
 		return on_event(s, &s->threads[r->thread], r);
 	case MG_COMM:
-		on_comm(s, r);
-		return DW_OK;
+		return on_comm(s, r);
 	}
 	return DW_OK;
 }
@@ -281,7 +299,8 @@ st_begin(mg_writer *w, const mg_info *info)
 	s->tasks = calloc(info->ntasks ? info->ntasks : 1, sizeof *s->tasks);
 	s->threads =
 	    calloc(info->nthreads ? info->nthreads : 1, sizeof *s->threads);
-	if (!s->tasks || !s->threads)
+	if (!s->tasks || !s->threads ||
+	    rp_new(info->nthreads, &s->replay) != DW_OK)
 		return fail(s);
 	s->ntasks = info->ntasks;
 	s->nthreads = info->nthreads;
@@ -413,6 +432,26 @@ task_add(st_task *k, const st_thread *t)
 		k->calls += t->calls[i].calls;
 }
 
+/* The critical path of the replay, kept after the replay is freed. */
+static dw_err
+path_copy(st_stats *s)
+{
+	rp_path p;
+
+	if (rp_critical_path(s->replay, &p) != DW_OK)
+		return DW_ENOMEM;
+	s->path_other = p.other_ns;
+	s->path_messages = p.messages;
+	if (!p.nfns)
+		return DW_OK;
+	s->path = malloc(p.nfns * sizeof *s->path);
+	if (!s->path)
+		return DW_ENOMEM;
+	memcpy(s->path, p.fns, p.nfns * sizeof *s->path);
+	s->npath = p.nfns;
+	return DW_OK;
+}
+
 static dw_err
 st_end(mg_writer *w, const mg_info *info)
 {
@@ -440,6 +479,11 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
+	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK)
+		return fail(s);
+	rp_free(s->replay);
+	s->replay = NULL;
+	st_pop_ideal(&s->pop, (double)s->ideal);
 	if (func_totals(s) != DW_OK)
 		return DW_ENOMEM;
 	s->ended = true;
@@ -536,6 +580,8 @@ st_free_op(mg_writer *w)
 	free(s->threads);
 	free(s->tasks);
 	free(s->funcs);
+	rp_free(s->replay);
+	free(s->path);
 	labels_free(&s->labels);
 	free(s->source);
 	free(s);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "merge/reader.h"
+#include "merge/replay.h"
 #include "merge/writer.h"
 
 /* ---- Which threads count (shared with `dwork summary`) -------------- */
@@ -56,10 +57,19 @@ typedef struct st_pop {
 	double comm; /* communication efficiency: max / elapsed */
 	double pe;   /* parallel efficiency: lb x comm = mean / elapsed */
 	bool valid;  /* n > 0, max > 0 and elapsed > 0 */
+	/* the ideal network (replay.h), set by st_pop_ideal */
+	double ideal; /* elapsed time of the replay */
+	double ser;   /* serialization efficiency: max / ideal */
+	double trf;   /* transfer efficiency: comm / ser = ideal / elapsed */
+	bool ideal_valid; /* valid and ideal > 0 */
 } st_pop;
 
 void st_pop_compute(const double *useful, size_t n, double elapsed,
                     st_pop *out);
+
+/* Splits out->comm by the elapsed time ideal of the ideal-network
+ * replay: SerE = max / ideal, TrfE = CommE / SerE. */
+void st_pop_ideal(st_pop *out, double ideal);
 
 /* ---- The statistics writer ------------------------------------------ */
 
@@ -117,6 +127,12 @@ typedef struct st_stats {
 	size_t nfuncs;
 	bool runtime; /* a dwork runtime trace (threads named by it) */
 	st_pop pop;
+	rp_replay *replay; /* while reading; freed at end */
+	uint64_t ideal;    /* ns: the elapsed time on an ideal network */
+	rp_fn *path;       /* ns per function on its critical path; owned */
+	size_t npath;
+	uint64_t path_other;    /* ns of the path in no function */
+	uint64_t path_messages; /* messages on it */
 	bool ended;
 } st_stats;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <dwork/dwork.h>
+#include <dwork/trace.h>
 
 #include "merge/stats.h"
 
@@ -156,6 +157,55 @@ text_messages(const st_stats *s, FILE *f)
 	}
 }
 
+/* The communication efficiency split by the ideal-network replay. */
+static void
+text_tree(const st_stats *s, FILE *f)
+{
+	const st_pop *p = &s->pop;
+
+	fprintf(f,
+	        "  ideal network T_ideal = %.6f s (the trace replayed with "
+	        "zero-time transfers)\n",
+	        p->ideal * 1e-9);
+	if (!p->ideal_valid) {
+		fprintf(f, "  no replayed time: no serialization metrics\n");
+		return;
+	}
+	fprintf(f,
+	        "  serialization efficiency  SerE  = max(U_i) / T_ideal   = "
+	        "%.6f / %.6f = %.2f\n",
+	        p->max * 1e-9, p->ideal * 1e-9, p->ser);
+	fprintf(f,
+	        "  transfer efficiency       TrfE  = CommE / SerE = T_ideal / "
+	        "T = %.2f\n",
+	        p->trf);
+	fprintf(f,
+	        "\n  POP tree\n"
+	        "  parallel efficiency         %.2f\n"
+	        "    load balance              %.2f\n"
+	        "    communication efficiency  %.2f\n"
+	        "      serialization           %.2f\n"
+	        "      transfer                %.2f\n",
+	        p->pe, p->lb, p->comm, p->ser, p->trf);
+	fprintf(f,
+	        "\n  critical path on the ideal network: %.6f s, %" PRIu64
+	        " messages\n",
+	        p->ideal * 1e-9, s->path_messages);
+	for (size_t i = 0; i < s->npath; i++) {
+		const char *n =
+		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
+
+		if (n)
+			fprintf(f, "    %-30s %12.6f s\n", n,
+			        (double)s->path[i].ns * 1e-9);
+		else
+			fprintf(f, "    function %-21" PRIu64 " %12.6f s\n",
+			        s->path[i].func, (double)s->path[i].ns * 1e-9);
+	}
+	fprintf(f, "    %-30s %12.6f s\n", "(in no user function)",
+	        (double)s->path_other * 1e-9);
+}
+
 static void
 text_pop(const st_stats *s, FILE *f)
 {
@@ -195,6 +245,7 @@ text_pop(const st_stats *s, FILE *f)
 	        "  parallel efficiency       PE    = LB x CommE = mean(U_i) / "
 	        "T = %.2f\n",
 	        p->pe);
+	text_tree(s, f);
 }
 
 void
@@ -440,6 +491,42 @@ json_pop(const st_stats *s, FILE *f)
 	      f);
 }
 
+/* The POP tree at the top level (null when it cannot be computed). */
+static void
+json_num(FILE *f, const char *key, bool valid, double v)
+{
+	if (valid)
+		fprintf(f, "  \"%s\": %.6f,\n", key, v);
+	else
+		fprintf(f, "  \"%s\": null,\n", key);
+}
+
+static void
+json_tree(const st_stats *s, FILE *f)
+{
+	const st_pop *p = &s->pop;
+
+	fprintf(f, "  \"ideal_elapsed_ns\": %" PRIu64 ",\n", s->ideal);
+	json_num(f, "parallel_efficiency", p->valid, p->pe);
+	json_num(f, "load_balance", p->valid, p->lb);
+	json_num(f, "communication_efficiency", p->valid, p->comm);
+	json_num(f, "serialization_efficiency", p->ideal_valid, p->ser);
+	json_num(f, "transfer_efficiency", p->ideal_valid, p->trf);
+	fprintf(f,
+	        "  \"critical_path\": {\"length_ns\": %" PRIu64
+	        ", \"messages\": %" PRIu64 ", \"other_ns\": %" PRIu64
+	        ", \"functions\": [",
+	        s->ideal, s->path_messages, s->path_other);
+	for (size_t i = 0; i < s->npath; i++) {
+		fprintf(f, "%s{\"id\": %" PRIu64 ", ", i ? ", " : "",
+		        s->path[i].func);
+		json_name(f, "name",
+		          st_value_name(s, DW_EV_FUNCTION, s->path[i].func));
+		fprintf(f, ", \"ns\": %" PRIu64 "}", s->path[i].ns);
+	}
+	fputs("]},\n", f);
+}
+
 void
 st_print_json(const st_stats *s, FILE *f)
 {
@@ -453,6 +540,7 @@ st_print_json(const st_stats *s, FILE *f)
 		json_call(s, f, &s->funcs[k]);
 	}
 	fputs(s->nfuncs ? "\n  ],\n" : "],\n", f);
+	json_tree(s, f);
 	json_pop(s, f);
 	fputs("}\n", f);
 }
