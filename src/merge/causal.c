@@ -127,14 +127,57 @@ causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r, uint64_t index)
 	                           !(f & RD_COMM_LOGICAL)});
 }
 
-static int
-xpart_cmp(const void *a, const void *b)
+/* Byte d of the sort key (recv, then key's bytes from the lowest). */
+static inline unsigned
+xpart_digit(const mg_xpart *x, int d)
 {
-	const mg_xpart *x = a, *y = b;
+	return d ? (unsigned)(x->key >> (8 * (d - 1))) & 0xff : x->recv;
+}
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (int)x->recv - (int)y->recv;
+/*
+ * Sorts the parts by (key, recv), stably: a byte-wise radix sort, each
+ * pass stable, so the order is the one a stable comparison sort gives
+ * (glibc's qsort merge sort did, at some 40 compares a part: the
+ * largest cost of the merge before its main loop).  Passes whose byte
+ * is the same for every part are skipped.  false: out of memory.
+ */
+static bool
+xparts_sort(mg_xpart *v, size_t n)
+{
+	enum { ND = 9 };
+	uint32_t(*cnt)[256] = calloc(ND, sizeof *cnt);
+	mg_xpart *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp, *t;
+
+	if (!cnt || !tmp) {
+		free(cnt);
+		free(tmp);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < ND; d++)
+			cnt[d][xpart_digit(&v[i], d)]++;
+	for (int d = 0; d < ND; d++) {
+		uint32_t sum = 0;
+
+		if (cnt[d][xpart_digit(&v[0], d)] == n)
+			continue; /* one value: nothing to move */
+		for (int b = 0; b < 256; b++) {
+			uint32_t k = cnt[d][b];
+
+			cnt[d][b] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[d][xpart_digit(&src[i], d)]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+	free(cnt);
+	free(tmp);
+	return true;
 }
 
 /* The part's corrected time, as the merge pass computes it. */
@@ -365,8 +408,8 @@ causal_setup(mg_ctx *c)
 		err = DW_ENOMEM;
 	for (size_t i = 0; err == DW_OK && i < c->nxparts; i++)
 		c->xparts[i].t = xpart_time(c, &c->xparts[i]);
-	if (c->nxparts)
-		qsort(c->xparts, c->nxparts, sizeof *c->xparts, xpart_cmp);
+	if (err == DW_OK && c->nxparts && !xparts_sort(c->xparts, c->nxparts))
+		err = DW_ENOMEM;
 	if (err == DW_OK)
 		err = floors_find(c, &fl);
 	for (size_t i = 0, j; err == DW_OK && i < c->nxparts; i = j) {

@@ -50,6 +50,8 @@ typedef struct js_thread {
 	uint32_t nmarks, capmarks;
 } js_thread;
 
+#define JS_BYSTATE 256
+
 typedef struct json_writer {
 	mg_writer base;
 	char *path, *tmp;
@@ -63,6 +65,9 @@ typedef struct json_writer {
 	uint8_t *pre_len;
 	js_name *states; /* by index in info->labels->states */
 	size_t nstates;
+	/* states[] by state number below JS_BYSTATE (NULL: no label): a
+	 * slice's name without a search (a few percent of the writer) */
+	const js_name *by_state[JS_BYSTATE];
 	js_name *types; /* by index in info->labels->types (at begin) */
 	size_t ntypes;
 	js_name *funcs; /* by function id, filled when first used */
@@ -262,7 +267,11 @@ static const js_name *
 state_name(json_writer *j, uint64_t state)
 {
 	const mg_labels *lb = j->info->labels;
-	const mg_state_label *l = lb_state(lb, (uint32_t)state);
+	const mg_state_label *l;
+
+	if (state < JS_BYSTATE)
+		return j->by_state[state];
+	l = lb_state(lb, (uint32_t)state);
 
 	return l ? &j->states[l - lb->states] : NULL;
 }
@@ -688,6 +697,11 @@ tables(json_writer *j, const mg_info *info)
 	}
 	for (size_t i = 0; err == DW_OK && i < lb->nstates; i++)
 		err = name_set(&j->states[i], lb->states[i].name);
+	for (uint32_t st = 0; st < JS_BYSTATE; st++) {
+		const mg_state_label *l = lb_state(lb, st);
+
+		j->by_state[st] = l ? &j->states[l - lb->states] : NULL;
+	}
 	for (size_t i = 0; err == DW_OK && i < lb->ntypes; i++)
 		err = name_set(&j->types[i], lb->types[i].name);
 	return err;

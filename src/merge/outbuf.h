@@ -109,7 +109,9 @@ typedef struct ob_near {
 	char s[32];
 } ob_near;
 
-static inline char *
+/* Always inlined: called from a few places per line, and gcc kept it
+ * out of line (a call and its spills on every record time). */
+static inline __attribute__((always_inline)) char *
 ob_u64_near(ob_near *c, char *p, uint64_t v)
 {
 	uint64_t hi = v / 10000;

@@ -50,6 +50,18 @@ void rd_src_close(rd_src *s);
 const unsigned char *rd_src_get(rd_src *s, uint64_t off, size_t len,
                                 rd_errlist *errs);
 
+/* rd_src_get with its common case inline: the bytes are in the window.
+ * The thread reader's hot path (every record, twice a merge); the call
+ * cost a third of a record's decoding. */
+static inline const unsigned char *
+rd_src_at(rd_src *s, uint64_t off, size_t len, rd_errlist *errs)
+{
+	if (!s->failed && s->fd >= 0 && off >= s->woff &&
+	    off - s->woff <= s->wlen && len <= s->wlen - (off - s->woff))
+		return s->win + (off - s->woff);
+	return rd_src_get(s, off, len, errs);
+}
+
 /* Parses and validates the header of s; wanted: the expected file kind. */
 dw_err rd_src_header(rd_src *s, uint32_t wanted, rd_errlist *errs,
                      rd_header *out);

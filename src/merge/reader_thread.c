@@ -82,7 +82,7 @@ seg_header(rd_thread *t, uint64_t off, rd_segment *sg)
 	const unsigned char *p;
 	uint32_t magic, hsize, thread;
 
-	if (avail < 4 || !(p = rd_src_get(&t->src, off, 4, t->errs)))
+	if (avail < 4 || !(p = rd_src_at(&t->src, off, 4, t->errs)))
 		return false;
 	magic = fmt_get_u32(p);
 	if (magic == 0)
@@ -93,7 +93,7 @@ seg_header(rd_thread *t, uint64_t off, rd_segment *sg)
 		return false;
 	}
 	if (avail < FMT_S_END ||
-	    !(p = rd_src_get(&t->src, off, FMT_S_END, t->errs))) {
+	    !(p = rd_src_at(&t->src, off, FMT_S_END, t->errs))) {
 		rd_report(t->errs, name, off,
 		          "segment header cut by the end of the file; segment "
 		          "skipped");
@@ -332,7 +332,7 @@ seg_cut(rd_thread *t)
 
 	if (t->src.failed || left == 0)
 		return;
-	p = rd_src_get(&t->src, t->pos, (size_t)left, t->errs);
+	p = rd_src_at(&t->src, t->pos, (size_t)left, t->errs);
 	for (size_t i = 0; p && i < left; i++) {
 		if (p[i]) {
 			rd_report(t->errs, t->src.name, t->pos,
@@ -418,7 +418,7 @@ seg_two(rd_thread *t, uint32_t kind, rd_rec *rec)
 		          rd_kind_names[kind]);
 		return false;
 	}
-	p = rd_src_get(&t->src, t->pos, 2 * FMT_REC_SIZE, t->errs);
+	p = rd_src_at(&t->src, t->pos, 2 * FMT_REC_SIZE, t->errs);
 	if (!p) {
 		seg_cut(t);
 		return false;
@@ -489,7 +489,7 @@ seg_step(rd_thread *t, rd_rec *rec)
 
 	if (t->seg_end - t->pos < FMT_REC_SIZE)
 		return 0;
-	p = rd_src_get(&t->src, t->pos, FMT_REC_SIZE, t->errs);
+	p = rd_src_at(&t->src, t->pos, FMT_REC_SIZE, t->errs);
 	if (!p) {
 		seg_cut(t);
 		return 0;
