@@ -68,8 +68,23 @@ test_offsets(void)
 	CHECK_EQ_U64(mg_clock_off(&k, 3000), 650);
 	CHECK_EQ_U64(mg_clock_off(&k, 500), 483); /* first-to-last slope */
 	CHECK_EQ_U64(mg_clock_off(&k, 5000), 633);
-	CHECK_EQ_U64(mg_clock_err(&k, 1100), 10); /* nearest: rtt 20 */
+	/* between two records: the larger half round trip (20, 40) */
+	CHECK_EQ_U64(mg_clock_err(&k, 1100), 20);
 	CHECK_EQ_U64(mg_clock_err(&k, 3500), 30);
+	CHECK_EQ_U64(mg_clock_err(&k, 1000), 10);
+	/* after the last: 30 + 1000 ns x (30 + 10) / 3000 ns of span */
+	CHECK_EQ_U64(mg_clock_err(&k, 5000), 43);
+	/* before the first: 10 + 600 x 40 / 3000 */
+	CHECK_EQ_U64(mg_clock_err(&k, 400), 18);
+	{ /* one record: an offset but no drift, so no bound */
+		mg_clock one;
+		mg_sync s1[] = {{1000, 500, 20, 0}};
+		mg_clock_init(&one, FMT_CLOCK_MONO_RAW, 0);
+		REQUIRE(mg_clock_from_syncs(&one, s1, 1, "q", &errs) == DW_OK);
+		one.kind = MG_CLK_SYNC;
+		CHECK(mg_clock_err(&one, 5000) == -1);
+		mg_clock_free(&one);
+	}
 	mg_tconv_init(&c, &k);
 	for (int64_t x = 0; x < 6000; x += 7)
 		CHECK(absdiff(mg_time(&c, (uint64_t)x),

@@ -241,6 +241,25 @@ mg_clock_off(const mg_clock *k, int64_t x)
 	return along(p->off, ord(p->x), ord(x), &m);
 }
 
+/* Outside the points the offset is extrapolated along the slope from
+ * the first point to the last, itself uncertain by their two half round
+ * trips over the time between them: the bound grows with the distance
+ * from the nearer end. */
+static int64_t
+clock_err_out(const mg_clock *k, int64_t x)
+{
+	bool after = x > k->pts[k->npts - 1].x;
+	const mg_point *a = after ? &k->pts[k->npts - 1] : &k->pts[0];
+	const mg_point *b = after ? &k->pts[0] : &k->pts[k->npts - 1];
+	double span = (double)(a->x > b->x ? a->x - b->x : b->x - a->x);
+	double d = (double)(x > a->x ? x - a->x : a->x - x);
+	double e =
+	    (double)(a->rtt / 2) +
+	    (span > 0 ? d * (double)(a->rtt / 2 + b->rtt / 2) / span : 0);
+
+	return e > (double)INT64_MAX ? INT64_MAX : (int64_t)e;
+}
+
 int64_t
 mg_clock_err(const mg_clock *k, int64_t x)
 {
@@ -248,11 +267,19 @@ mg_clock_err(const mg_clock *k, int64_t x)
 
 	if (k->kind == MG_CLK_REF)
 		return 0;
-	if (k->kind == MG_CLK_REALTIME || !k->npts)
+	/* one sync record measures an offset but no drift: away from it
+	 * the error has no bound this trace can state */
+	if (k->kind == MG_CLK_REALTIME || k->npts < 2)
 		return -1;
+	/* between two points the offset is interpolated: a convex mix of
+	 * two measurements, each good to half its round trip, so the worse
+	 * of the two bounds it (a drift that is linear between them) */
 	i = point_find(k, x);
-	if (i + 1 < k->npts && k->pts[i + 1].x - x < x - k->pts[i].x)
-		i++;
+	if (k->npts >= 2 && (x > k->pts[k->npts - 1].x || x < k->pts[0].x))
+		return clock_err_out(k, x);
+	if (i + 1 < k->npts && x > k->pts[i].x &&
+	    k->pts[i + 1].rtt > k->pts[i].rtt)
+		return k->pts[i + 1].rtt / 2;
 	return k->pts[i].rtt / 2;
 }
 
