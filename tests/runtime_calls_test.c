@@ -3,6 +3,8 @@
  * futures, errors, concurrent callers, output forwarding, flat memory.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "rt_util.h"
 #include "testutil.h"
@@ -224,6 +226,61 @@ test_concurrent_sizes(void)
 		pthread_join(th[i], NULL);
 }
 
+/* Many threads fetching kept results at once: each dw_future_fetch asks
+ * the worker for its result (fut_request_fetch) while others hold the
+ * runtime's lock.  A lock taken there across the send once deadlocked
+ * two fetchers; a watchdog turns such a hang into a failure. */
+static void *
+fetcher(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	for (int i = 0; i < 400; i++) {
+		int v = t * 100000 + i, w = 2 + (t + i) % 3;
+		dw_future *f;
+		const void *r;
+		size_t n;
+		if (dw_remotecall(w, "echo", &v, sizeof v, &f) != DW_OK) {
+			__atomic_fetch_add(&tu_failures, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		int ok = dw_future_fetch_timeout(f, &r, &n, 30000) == DW_OK &&
+		         n == sizeof v && !memcmp(r, &v, sizeof v);
+		dw_future_free(f);
+		if (!ok) {
+			fprintf(stderr, "fetcher %d, call %d: %s\n", t, i,
+			        dw_errmsg());
+			__atomic_fetch_add(&tu_failures, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void
+on_fetch_hang(int sig)
+{
+	(void)sig;
+	static const char msg[] =
+	    "concurrent fetches: no progress in 60 s (deadlock)\n";
+	if (write(2, msg, sizeof msg - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static void
+test_concurrent_fetch(void)
+{
+	pthread_t th[8];
+	signal(SIGALRM, on_fetch_hang);
+	alarm(60);
+	for (intptr_t i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, fetcher, (void *)i);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+}
+
 static long
 remote_rss(int w)
 {
@@ -373,6 +430,7 @@ main(int argc, char **argv)
 	test_errors();
 	test_concurrent();
 	test_concurrent_sizes();
+	test_concurrent_fetch();
 	test_big();
 	test_output();
 	test_interrupt();

@@ -977,19 +977,18 @@ fut_gather_fetch(struct dw_future *f, uint64_t *ids, int max)
 }
 
 /* Asks the worker for a kept result, and the results after it (rt.lock
- * held; released while sending). */
+ * held; released while sending).  The ids are the caller's own: no lock
+ * may be held across the release, since cl_conn_of takes rt.lock again
+ * (a shared array behind its own lock deadlocked two fetchers, one
+ * holding rt.lock waiting for that lock, one holding it in cl_conn_of). */
 static int
 fut_request_fetch(struct dw_future *f)
 {
-	static uint64_t ids[FETCH_AHEAD + 1];
-	static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t ids[FETCH_AHEAD + 1];
 	int err = DW_OK;
-	pthread_mutex_lock(&ids_lock);
 	int n = fut_gather_fetch(f, ids, FETCH_AHEAD + 1);
-	if (n == 0) {
-		pthread_mutex_unlock(&ids_lock);
+	if (n == 0)
 		return DW_ENOMEM;
-	}
 	pthread_mutex_unlock(&rt.lock);
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (c) {
@@ -1002,7 +1001,6 @@ fut_request_fetch(struct dw_future *f)
 		}
 		conn_release(c);
 	}
-	pthread_mutex_unlock(&ids_lock);
 	pthread_mutex_lock(&rt.lock);
 	if (err != DW_OK)
 		call_fail_peer_locked(f->pid, DW_EEXITED, "worker has exited");
