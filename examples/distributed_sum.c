@@ -2,6 +2,7 @@
  * each range on one worker, the parts added up. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <dwork/dwork.h>
 
@@ -29,5 +30,6 @@ main(int argc, char **argv)
 	    dw_unpack(res, n, "l", &heads))
 		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
 	printf("%" PRId64 "\n", heads);
+	free(res);
 	return dw_finalize();
 }

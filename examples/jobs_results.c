@@ -57,5 +57,7 @@ main(int argc, char **argv)
 		       where);
 	}
 	dw_future_free(f);
+	dw_channel_free(jobs);
+	dw_channel_free(results);
 	return dw_finalize();
 }
