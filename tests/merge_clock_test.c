@@ -68,21 +68,25 @@ test_offsets(void)
 	CHECK_EQ_U64(mg_clock_off(&k, 3000), 650);
 	CHECK_EQ_U64(mg_clock_off(&k, 500), 483); /* first-to-last slope */
 	CHECK_EQ_U64(mg_clock_off(&k, 5000), 633);
+	/* (mg_clock_err takes a corrected time: local + offset) */
 	/* between two records: the larger half round trip (20, 40) */
-	CHECK_EQ_U64(mg_clock_err(&k, 1100), 20);
-	CHECK_EQ_U64(mg_clock_err(&k, 3500), 30);
-	CHECK_EQ_U64(mg_clock_err(&k, 1000), 10);
+	CHECK_EQ_U64(mg_clock_err(&k, 1100 + mg_clock_off(&k, 1100)), 20);
+	CHECK_EQ_U64(mg_clock_err(&k, 3500 + mg_clock_off(&k, 3500)), 30);
+	CHECK_EQ_U64(mg_clock_err(&k, 1000 + mg_clock_off(&k, 1000)), 10);
 	/* after the last: 30 + 1000 ns x (30 + 10) / 3000 ns of span */
-	CHECK_EQ_U64(mg_clock_err(&k, 5000), 43);
+	CHECK_EQ_U64(mg_clock_err(&k, 5000 + mg_clock_off(&k, 5000)), 43);
 	/* before the first: 10 + 600 x 40 / 3000 */
-	CHECK_EQ_U64(mg_clock_err(&k, 400), 18);
-	{ /* one record: an offset but no drift, so no bound */
+	CHECK_EQ_U64(mg_clock_err(&k, 400 + mg_clock_off(&k, 400)), 18);
+	{ /* one record: an offset but no drift: 200 ppm assumed */
 		mg_clock one;
 		mg_sync s1[] = {{1000, 500, 20, 0}};
 		mg_clock_init(&one, FMT_CLOCK_MONO_RAW, 0);
 		REQUIRE(mg_clock_from_syncs(&one, s1, 1, "q", &errs) == DW_OK);
 		one.kind = MG_CLK_SYNC;
-		CHECK(mg_clock_err(&one, 5000) == -1);
+		CHECK(mg_clock_err(&one, 1000 + mg_clock_off(&one, 1000)) ==
+		      10);
+		CHECK(mg_clock_err(&one, 51000 + mg_clock_off(&one, 51000)) ==
+		      20); /* 10 + 50 us x 2e-4 */
 		mg_clock_free(&one);
 	}
 	mg_tconv_init(&c, &k);

@@ -267,10 +267,21 @@ mg_clock_err(const mg_clock *k, int64_t x)
 
 	if (k->kind == MG_CLK_REF)
 		return 0;
-	/* one sync record measures an offset but no drift: away from it
-	 * the error has no bound this trace can state */
-	if (k->kind == MG_CLK_REALTIME || k->npts < 2)
+	if (k->kind == MG_CLK_REALTIME || !k->npts)
 		return -1;
+	/* the points are on the local clock: invert x = local + off(local)
+	 * (a few steps; drifts are ppm, the first step is already close) */
+	int64_t xl = x;
+	for (int it = 0; it < 4; it++)
+		xl = x - mg_clock_off(k, xl);
+	x = xl;
+	/* one sync record measures an offset but no drift: away from it the
+	 * bound grows by the largest drift two quartz clocks are specified
+	 * to have between them (2 x 100 ppm) */
+	if (k->npts == 1) {
+		int64_t d = x > k->pts[0].x ? x - k->pts[0].x : k->pts[0].x - x;
+		return k->pts[0].rtt / 2 + d / 5000;
+	}
 	/* between two points the offset is interpolated: a convex mix of
 	 * two measurements, each good to half its round trip, so the worse
 	 * of the two bounds it (a drift that is linear between them) */

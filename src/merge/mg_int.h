@@ -102,8 +102,10 @@ dw_err mg_clock_borrow(mg_clock *k, const mg_clock *src, int64_t d);
 /* off(x), exact to the rounding; for setup and tests. */
 int64_t mg_clock_off(const mg_clock *k, int64_t x);
 
-/* The clock's error at x in ns: half the round trip of the nearest
- * point; 0 on the reference; -1 when unknown (real-time aligned). */
+/* The clock's error in ns at the corrected time x: between two sync
+ * points the larger half round trip, outside them growing with the
+ * distance (clock.c says how); 0 on the reference; -1 when unknown
+ * (real-time aligned). */
 int64_t mg_clock_err(const mg_clock *k, int64_t x);
 
 /*
