@@ -200,7 +200,12 @@ group_pairs(mg_ctx *c, const mg_proc *lead, rd_pair **out, size_t *n)
 static uint64_t
 ns_round(long double x)
 {
-	return x <= 0 ? 0 : (uint64_t)(x + 0.5L);
+	/* a fit of damaged pairs can land anywhere: saturate */
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709549568.0L) /* 2^64 - 2048 */
+		return UINT64_MAX;
+	return (uint64_t)(x + 0.5L);
 }
 
 /* Every TSC process of lead's clock gets the same two-pair line. */
