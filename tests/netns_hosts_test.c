@@ -93,6 +93,9 @@ host_main(int h, int port, int go)
 		_exit(3);
 	char addr[64];
 	snprintf(addr, sizeof addr, "10.77.0.1:%d", port);
+	/* a worker that cannot deliver its files (the cut host) keeps them
+	 * in its own temporary directory: the host's tmpfs, gone with it */
+	setenv("TMPDIR", tdir, 1);
 	for (int i = 0; i < PER_HOST; i++)
 		if (fork() == 0) {
 			int nul = open("/dev/null", O_RDONLY);
