@@ -66,7 +66,7 @@ interrupt_one(int id, int sigint, const char *what)
 	pthread_join(t, NULL);
 	CHECK(err == DW_EINTR);
 	CHECK(strstr(dw_errmsg(), "interrupted") != NULL);
-	CHECK(took >= 300 && took < 2000);
+	CHECK(took >= 300 && took < 10000); /* "spin" never ends by itself */
 	printf("%s: %s after %.0f ms: %s\n", what, dw_strerror(err), took,
 	       dw_errmsg());
 	free(res);
