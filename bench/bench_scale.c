@@ -85,12 +85,14 @@ floor_ms(int n, double *end)
 		if ((fds[got] = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
 			break;
 	double t1 = bu_now_s(), ms = (t1 - t0) * 1e3;
+	/* the listener first: children still in its backlog (accept ran
+	 * out of descriptors) get a reset instead of waiting forever */
+	close(lfd);
 	for (int i = 0; i < got; i++)
 		close(fds[i]);
 	for (int i = 0; i < ok; i++)
 		waitpid(pids[i], NULL, 0);
 	*end = (bu_now_s() - t1) * 1e3;
-	close(lfd);
 	free(fds), free(pids);
 	return got == n ? ms : -1;
 }

@@ -5,7 +5,8 @@
  * caller gets DW_EINTR with a message saying so, well before the call's
  * own end, and the next call on that worker works.  Ctrl-C on the
  * master (SIGINT to this process) interrupts the calls in flight and the
- * program goes on.
+ * program goes on.  A pmap interrupted on its workers fails the items
+ * running there with DW_EINTR and delivers the others.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +27,19 @@ spin(const void *arg, size_t len, dw_reply *r)
 	return dw_reply_set(r, &v, sizeof v);
 }
 DW_REGISTER(spin)
+
+/* A pmap item: 600 ms unless interrupted. */
+static int
+spin_item(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg;
+	(void)len;
+	for (int i = 0; i < 60 && !dw_interrupted(); i++)
+		usleep(10000);
+	int v = 42;
+	return dw_reply_set(r, &v, sizeof v);
+}
+DW_REGISTER(spin_item)
 
 static double
 now_ms(void)
@@ -78,6 +92,45 @@ interrupt_one(int id, int sigint, const char *what)
 	free(res);
 }
 
+static void *
+interrupt_both(void *arg)
+{
+	usleep(300000);
+	dw_interrupt(arg, 2);
+	return NULL;
+}
+
+/* A pmap interrupted 300 ms in: the items running on the workers then
+ * fail with DW_EINTR (not run again), every other item is delivered. */
+static void
+interrupt_pmap(int *ids)
+{
+	enum { N = 6 };
+	dw_buf in[N];
+	dw_result out[N];
+	for (int i = 0; i < N; i++)
+		in[i] = (dw_buf){"x", 1};
+	dw_pmap_options po = {.batch_size = 1, .on_error = DW_PMAP_CONTINUE};
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, interrupt_both, ids) == 0);
+	CHECK(dw_pmap("spin_item", in, N, out, &po) == DW_OK);
+	pthread_join(t, NULL);
+	int intr = 0, ok = 0;
+	for (int i = 0; i < N; i++) {
+		if (out[i].err == DW_EINTR)
+			intr++;
+		else if (out[i].err == DW_OK && out[i].len == sizeof(int) &&
+		         *(int *)out[i].data == 42)
+			ok++;
+	}
+	/* one executor a worker: at most one item each was running */
+	CHECK(intr >= 1 && intr <= 2);
+	CHECK(intr + ok == N);
+	printf("pmap: %d of %d items interrupted (DW_EINTR), %d delivered\n",
+	       intr, N, ok);
+	dw_results_free(out, N);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -109,6 +162,8 @@ main(int argc, char **argv)
 	interrupt_one(dial, 0, "dial-in worker");
 	/* Ctrl-C on the master: both calls in flight are interrupted */
 	interrupt_one(dial, 1, "Ctrl-C, dial-in worker");
+	int both[2] = {local, dial};
+	interrupt_pmap(both);
 
 	/* an interrupt with nothing running changes nothing */
 	CHECK(dw_interrupt(&local, 1) == DW_OK);

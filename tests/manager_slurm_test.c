@@ -4,7 +4,8 @@
  * scratch directory, free ports), then runs a master under `salloc -n 2`
  * that adds one worker per task with srun, calls them, sees their output
  * come back labelled by worker, fails clearly when srun cannot make the
- * step, and traces them (files brought back over the link).  Every
+ * step, interrupts a call on one (DW_EINTR; the worker lives on), and
+ * traces them (files brought back over the link).  Every
  * daemon is stopped at the end.  Skipped (77), with the reason, when
  * Slurm cannot run here.
  */
@@ -218,6 +219,24 @@ call_ok(int w)
 	return ok;
 }
 
+/* dw_interrupt reaches an srun-started worker over its link: the call
+ * fails with DW_EINTR at once and the worker serves the next call. */
+static int
+interrupt_ok(int w)
+{
+	dw_future *f;
+	if (dw_remotecall(w, "until_interrupted", NULL, 0, &f) != DW_OK)
+		return 0;
+	usleep(300000);
+	int ok = dw_interrupt(&w, 1) == DW_OK &&
+	         dw_future_wait_timeout(f, 3000) == DW_EINTR &&
+	         strstr(dw_errmsg(), "interrupted") != NULL;
+	if (ok)
+		printf("slurm worker %d: %s\n", w, dw_errmsg());
+	dw_future_free(f);
+	return ok && call_ok(w);
+}
+
 static int
 master(const char *trace)
 {
@@ -260,6 +279,8 @@ master(const char *trace)
 	}
 	if (seen != 3) /* tasks 0 and 1 */
 		return 47;
+	if (!interrupt_ok(ids[0]))
+		return 48;
 	usleep(300000);
 	dw_rmprocs(ids, 2, 5000);
 	int fd = open("/dev/null", O_WRONLY);

@@ -64,7 +64,7 @@ reaped(int pid)
 
 struct slow_call {
 	int w, ms, err;
-	double took;
+	double took, end;
 };
 
 static void *
@@ -76,7 +76,8 @@ slow_caller(void *p)
 	double t0 = now_s();
 	s->err = dw_remotecall_fetch(s->w, "sleeper", &s->ms, sizeof s->ms,
 	                             &res, &n);
-	s->took = now_s() - t0;
+	s->end = now_s();
+	s->took = s->end - t0;
 	free(res);
 	return NULL;
 }
@@ -92,10 +93,14 @@ test_killed_mid_call(int victim, int other)
 	pthread_t th;
 	pthread_create(&th, NULL, slow_caller, &s);
 	usleep(200000);
+	double tk = now_s();
 	kill(pid, SIGKILL);
 	pthread_join(th, NULL);
 	CHECK(s.err == DW_EEXITED);
 	CHECK(s.took < 3.0);
+	printf("killed worker: its pending call failed %.1f ms after the "
+	       "kill\n",
+	       (s.end - tk) * 1e3);
 	CHECK(echo_ok(other));
 	void *res;
 	size_t n;
@@ -117,10 +122,14 @@ test_stopped(int victim, int other)
 	pthread_t th;
 	pthread_create(&th, NULL, slow_caller, &s);
 	usleep(100000);
+	double ts = now_s();
 	kill(pid, SIGSTOP);
 	pthread_join(th, NULL);
 	CHECK(s.err == DW_EEXITED);
 	CHECK(s.took < 2.9); /* before the call itself would have ended */
+	printf("stopped worker: its pending call failed %.0f ms after the "
+	       "stop\n",
+	       (s.end - ts) * 1e3);
 	CHECK(echo_ok(other));
 	CHECK(reaped(pid));
 }

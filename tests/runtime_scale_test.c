@@ -4,8 +4,9 @@
  *             no child process of the master is left (waitpid and a
  *             /proc scan for processes whose parent is the master);
  *   --w2w N   N workers, 10,000 random worker-to-worker calls all
- *             succeed, and each worker holds no more descriptors than
- *             its links need.
+ *             succeed, each worker holds no more descriptors than
+ *             its links need, and the master's stay what its N workers
+ *             need (the calls between workers add none).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +18,8 @@
 
 #define CALLS 10000
 #define BATCH 1000
+/* a local worker's link and its three pipes (docs/runtime.md) */
+#define MASTER_FDS_PER_WORKER 4
 
 static double
 now_ms(void)
@@ -135,7 +138,9 @@ test_w2w(int n)
 	int *ids = malloc(sizeof *ids * (size_t)n);
 	REQUIRE(ids);
 	dw_local_options lo = {.parallel = 8};
+	int mfd0 = count_fds();
 	REQUIRE(dw_addprocs(n, &lo, ids) == n);
+	int mfd1 = count_fds();
 	void *res;
 	size_t len;
 	REQUIRE(dw_remotecall_fetch(ids[0], "nfds", NULL, 0, &res, &len) ==
@@ -188,9 +193,16 @@ test_w2w(int n)
 			worst = have - base - need;
 	}
 	CHECK(over == 0);
+	/* the master's: its workers' links and pipes, none for their
+	 * links to each other */
+	int mfd2 = count_fds();
+	CHECK(mfd2 == mfd1);
+	CHECK(mfd1 - mfd0 <= MASTER_FDS_PER_WORKER * n);
 	printf("scale: %d workers: %d random worker-to-worker calls in %.0f "
-	       "ms, %d failed; descriptors beyond base + links: worst %d\n",
-	       n, CALLS, t1 - t0, failed, worst);
+	       "ms, %d failed; descriptors beyond base + links: worst %d; "
+	       "master %d -> %d -> %d (%.2f a worker)\n",
+	       n, CALLS, t1 - t0, failed, worst, mfd0, mfd1, mfd2,
+	       (double)(mfd1 - mfd0) / n);
 	free(linked);
 	free(ids);
 	dw_finalize();
