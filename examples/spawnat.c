@@ -5,37 +5,38 @@
 
 #include <dwork/dwork.h>
 
-static int
-filled(const void *arg, size_t len, dw_reply *r) /* fill(x, n) */
+DW_FUNCTION(filled) /* fill(x, n) */
 {
 	double x, v[16];
 	int n;
-	if (dw_args(r, arg, len, "di", &x, &n) || n < 0 || n > 16)
+	if (dw_args(r, arg, len, "di", &x, &n))
 		return -1;
+	if (n < 0 || n > 16)
+		return dw_reply_error(r, "filled: n = %d is not in 0..16", n);
 	for (int i = 0; i < n; i++)
 		v[i] = x;
 	return dw_reply_pack(r, "D", v, (size_t)n);
 }
-DW_REGISTER(filled)
 
-static int
-plus1(const void *arg, size_t len, dw_reply *r) /* 1 .+ fetch(f) */
+DW_FUNCTION(plus1) /* 1 .+ fetch(f) */
 {
 	dw_future *f;
 	double *v;
 	size_t n;
-	if (dw_args(r, arg, len, "F", &f) || dw_future_fetchf(f, "D", &v, &n))
+	if (dw_args(r, arg, len, "F", &f))
+		return -1;
+	int rc = dw_future_fetchf(f, "D", &v, &n);
+	dw_future_free(f);
+	if (rc)
 		return dw_reply_error(r, "plus1: %s", dw_errmsg());
 	for (size_t i = 0; i < n; i++)
 		v[i] += 1;
-	int rc = dw_reply_pack(r, "D", v, n);
-	free(v), dw_future_free(f);
+	rc = dw_reply_pack(r, "D", v, n);
+	free(v);
 	return rc;
 }
-DW_REGISTER(plus1)
 
-static int
-sum(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTION(sum)
 {
 	int64_t *v, s = 0;
 	size_t n;
@@ -45,34 +46,29 @@ sum(const void *arg, size_t len, dw_reply *r)
 		s += v[i];
 	return dw_reply_pack(r, "l", s);
 }
-DW_REGISTER(sum)
 
-static int
-say(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTION(say) /* println */
 {
 	char *s;
 	if (dw_args(r, arg, len, "s", &s))
 		return -1;
 	return printf("%s\n", s), fflush(stdout), 0;
 }
-DW_REGISTER(say)
 
 int
 main(int argc, char **argv)
 {
-	dw_future *a, *b, *c;
+	dw_future *a, *c;
 	double *v;
 	size_t n;
 	int64_t s, x[3] = {1, 2, 3};
-	if (dw_init(&argc, &argv) || dw_addprocs(2, NULL, NULL) != 2 ||
-	    dw_remotecallf(2, "filled", &a, "di", 0.5, 4) ||
-	    dw_remotecallf(2, "plus1", &b, "F", a) ||
-	    dw_future_fetchf(b, "D", &v, &n) ||
-	    dw_remotecall_waitf(3, "sum", &c, "L", x, (size_t)3) ||
-	    dw_future_fetchf(c, "l", &s))
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(2, NULL, NULL) != 2 ||
+	           dw_remotecallf(2, "filled", &a, "di", 0.5, 4) ||
+	           dw_remotecall_fetchf(2, "plus1", "F|D", a, &v, &n) ||
+	           dw_remotecall_waitf(3, "sum", &c, "L", x, (size_t)3) ||
+	           dw_future_fetchf(c, "l", &s) ||
+	           dw_remote_dof(3, "say", "s", "hello from remote_do"));
 	printf("%g %g %g %g\n%lld\n", v[0], v[1], v[2], v[3], (long long)s);
-	dw_remote_dof(3, "say", "s", "hello from remote_do");
-	free(v), dw_future_free(a), dw_future_free(b), dw_future_free(c);
+	free(v), dw_future_free(a), dw_future_free(c);
 	return dw_finalize();
 }

@@ -852,6 +852,122 @@ DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
  */
 DW_API int dw_everywhere_load(const char *path);
 
+/* ==================================================================== */
+/* ---- short programs: functions, reductions, host names
+ *      (docs/runtime.md, "Short programs"; issue 18; src/runtime/easy.c)
+ *      ---- */
+
+/*
+ * Defines a remote function and registers it under its own name, as
+ * Julia's `@everywhere function`: the body that follows is a dw_fn whose
+ * parameters are named arg, len and r (any of them may go unused).
+ *
+ *   DW_FUNCTION(work)
+ *   {
+ *           double t;
+ *           if (dw_args(r, arg, len, "d", &t))
+ *                   return -1;
+ *           return dw_reply_pack(r, "d", 2 * t);
+ *   }
+ */
+#define DW_FUNCTION(name)                                                      \
+	static int name(const void *arg, size_t len, dw_reply *r);             \
+	DW_REGISTER(name)                                                      \
+	static int name(const void *arg __attribute__((unused)),               \
+	                size_t len __attribute__((unused)),                    \
+	                dw_reply *r __attribute__((unused)))
+
+/* The operators of a distributed reduction. */
+enum dw_op {
+	DW_SUM = 1, /* + (an int64 sum that overflows fails the loop) */
+	DW_MIN = 2,
+	DW_MAX = 3,
+};
+
+/*
+ * Julia's `@distributed (op) for i = lo:hi-1 ... end` with its value:
+ * runs registered fn over [lo, hi) split into one range per worker (as
+ * dw_distributed_for), combines the ranges' results with op and stores
+ * the number in *out.  fn is a range function replying one number, most
+ * simply one defined by DW_FOR_I64 / DW_FOR_F64 (which get op from the
+ * loop).  An empty range sums to 0; its min or max is DW_EINVAL.
+ * Returns DW_OK, DW_EINVAL (bad op, no out, hi < lo), DW_EFORMAT (fn's
+ * reply is not one number of that kind: the _i64 call needs int64s, the
+ * _f64 call takes either), or dw_distributed_for's errors.  Blocks until
+ * every range has run.
+ */
+DW_API int dw_distributed_reduce_i64(const char *fn, int64_t lo, int64_t hi,
+                                     int op, int64_t *out);
+DW_API int dw_distributed_reduce_f64(const char *fn, int64_t lo, int64_t hi,
+                                     int op, double *out);
+
+/*
+ * Defines and registers a range function `name` from the body of a loop:
+ * the function that follows returns the value of one index i, and the
+ * range's values are combined with the loop's op (DW_SUM when run by
+ * dw_distributed_for, which passes none):
+ *
+ *   DW_FOR_I64(heads, i)
+ *   {
+ *           return coin(i);
+ *   }
+ *   ... dw_distributed_reduce_i64("heads", 1, 1000001, DW_SUM, &n);
+ *
+ * An interrupt (dw_interrupt) stops the range within 2^20 indices.
+ */
+#define DW_FOR_I64(name, i)                                                    \
+	static int64_t name##_dw_body(int64_t i);                              \
+	DW_FUNCTION(name)                                                      \
+	{                                                                      \
+		return dw_for_i64(arg, len, r, name##_dw_body);                \
+	}                                                                      \
+	static int64_t name##_dw_body(int64_t i)
+#define DW_FOR_F64(name, i)                                                    \
+	static double name##_dw_body(int64_t i);                               \
+	DW_FUNCTION(name)                                                      \
+	{                                                                      \
+		return dw_for_f64(arg, len, r, name##_dw_body);                \
+	}                                                                      \
+	static double name##_dw_body(int64_t i)
+
+/* What DW_FOR_I64 / DW_FOR_F64 run: reads the range and the op from
+ * arg, combines body(i) over it and replies "l" / "d".  Returns 0, or -1
+ * with the call's error set (not a loop's argument, an overflow, an
+ * interrupt, an empty range under min or max). */
+DW_API int dw_for_i64(const void *arg, size_t len, dw_reply *r,
+                      int64_t (*body)(int64_t));
+DW_API int dw_for_f64(const void *arg, size_t len, dw_reply *r,
+                      double (*body)(int64_t));
+
+/*
+ * Julia's `remotecall_fetch(gethostname, pid)`: the host name of process
+ * pid (gethostname() there; this process's own for dw_myid()), as a
+ * NUL-terminated string in buf.  A remote call to the runtime's built-in
+ * function "dwork_hostname", which every process has.  Returns DW_OK,
+ * DW_EINVAL (no buf), DW_ETOOBIG (the name does not fit in len bytes:
+ * 256 always do), or dw_remotecall_fetch's errors.  Blocks for one round
+ * trip.
+ */
+DW_API int dw_hostname(int pid, char *buf, size_t len);
+
+/*
+ * For programs that stop at their first error, as a Julia script stops
+ * at an uncaught exception: when failed is non-zero, prints "PROGRAM:
+ * dw_errmsg()" on stderr and exits with status 1, dw_finalize running
+ * from atexit so no worker is left behind; when it is 0, returns.  The
+ * argument is a condition, so one form serves every call:
+ *
+ *   dw_exit_if(dw_init(&argc, &argv));
+ *   dw_exit_if(dw_addprocs(4, NULL, NULL) != 4);
+ *
+ * Meant for a program's main thread.  Called in a worker it ends the
+ * worker (the master sees it exit): remote functions return their
+ * errors to the caller instead (dw_reply_error).
+ */
+DW_API void dw_exit_if(int failed);
+
+/* ---- end of short programs ---- */
+
 #ifdef __cplusplus
 }
 #endif
