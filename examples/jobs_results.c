@@ -6,12 +6,9 @@
 
 #include <dwork/dwork.h>
 
-DW_FUNCTION(do_work)
+DW_FUNCTIONF(do_work, C, jobs, C, results)
 {
-	dw_channel *jobs, *results;
 	int job;
-	if (dw_args(r, arg, len, "CC", &jobs, &results))
-		return -1;
 	srand48(dw_myid());
 	while (dw_channel_takef(jobs, "i", &job) == DW_OK) {
 		double t = drand48() / 4; /* rand() */
@@ -22,12 +19,8 @@ DW_FUNCTION(do_work)
 	return 0;
 }
 
-DW_FUNCTION(make_jobs)
+DW_FUNCTIONF(make_jobs, C, jobs, i, n)
 {
-	dw_channel *jobs;
-	int n;
-	if (dw_args(r, arg, len, "Ci", &jobs, &n))
-		return -1;
 	for (int i = 1; i <= n; i++)
 		dw_channel_putf(jobs, "i", i);
 	dw_channel_close(jobs), dw_channel_free(jobs);

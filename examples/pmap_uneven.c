@@ -5,11 +5,8 @@
 
 #include <dwork/dwork.h>
 
-DW_FUNCTION(work)
+DW_FUNCTIONF(work, d, t)
 {
-	double t;
-	if (dw_args(r, arg, len, "d", &t))
-		return -1;
 	usleep((useconds_t)(t * 1e6));
 	return dw_reply_pack(r, "d", 2 * t);
 }

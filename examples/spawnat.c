@@ -5,12 +5,9 @@
 
 #include <dwork/dwork.h>
 
-DW_FUNCTION(filled) /* fill(x, n) */
+DW_FUNCTIONF(filled, d, x, i, n) /* fill(x, n) */
 {
-	double x, v[16];
-	int n;
-	if (dw_args(r, arg, len, "di", &x, &n))
-		return -1;
+	double v[16];
 	if (n < 0 || n > 16)
 		return dw_reply_error(r, "filled: n = %d is not in 0..16", n);
 	for (int i = 0; i < n; i++)
@@ -18,13 +15,10 @@ DW_FUNCTION(filled) /* fill(x, n) */
 	return dw_reply_pack(r, "D", v, (size_t)n);
 }
 
-DW_FUNCTION(plus1) /* 1 .+ fetch(f) */
+DW_FUNCTIONF(plus1, F, f) /* 1 .+ fetch(f) */
 {
-	dw_future *f;
 	double *v;
 	size_t n;
-	if (dw_args(r, arg, len, "F", &f))
-		return -1;
 	int rc = dw_future_fetchf(f, "D", &v, &n);
 	dw_future_free(f);
 	if (rc)
@@ -36,22 +30,16 @@ DW_FUNCTION(plus1) /* 1 .+ fetch(f) */
 	return rc;
 }
 
-DW_FUNCTION(sum)
+DW_FUNCTIONF(sum, L, v)
 {
-	int64_t *v, s = 0;
-	size_t n;
-	if (dw_args(r, arg, len, "L", &v, &n))
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		s += v[i];
+	int64_t s = 0;
+	for (size_t i = 0; i < v.n; i++)
+		s += v.v[i];
 	return dw_reply_pack(r, "l", s);
 }
 
-DW_FUNCTION(say) /* println */
+DW_FUNCTIONF(say, s, s) /* println */
 {
-	char *s;
-	if (dw_args(r, arg, len, "s", &s))
-		return -1;
 	return printf("%s\n", s), fflush(stdout), 0;
 }
 

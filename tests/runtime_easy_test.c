@@ -1,11 +1,11 @@
 /*
  * The short-program calls (src/runtime/easy.c) through real workers:
- * DW_FUNCTION, dw_distributed_reduce_* over DW_FOR_* bodies with known
- * sums, minima and maxima, their errors (bad op, empty range, overflow,
- * wrong kind, a body called outside a loop), an interrupt stopping a
- * range that would run for hours, dw_hostname on every process, and
- * dw_exit_if in a child program: its message, its status, and no worker
- * left behind.
+ * DW_FUNCTION and DW_FUNCTIONF (every letter), dw_distributed_reduce_* over
+ * DW_FOR_* bodies with known sums, minima and maxima, their errors (bad op,
+ * empty range, overflow, wrong kind, a body called outside a loop), an
+ * interrupt stopping a range that would run for hours, dw_hostname on every
+ * process, and dw_exit_if in a child program: its message, its status, and no
+ * worker left behind.
  */
 #include <math.h>
 #include <pthread.h>
@@ -27,6 +27,38 @@ DW_FUNCTION(triple) /* a DW_FUNCTION that reads its argument */
 DW_FUNCTION(mypid) /* and one that ignores it */
 {
 	return dw_reply_pack(r, "l", (int64_t)getpid());
+}
+
+/* DW_FUNCTIONF with every letter, one to four pairs */
+DW_FUNCTIONF(tf1, s, who)
+{
+	return dw_reply_pack(r, "s", who);
+}
+
+DW_FUNCTIONF(tf2, D, v, d, k)
+{
+	for (size_t i = 0; i < v.n; i++)
+		v.v[i] *= k;
+	return dw_reply_pack(r, "D", v.v, v.n);
+}
+
+DW_FUNCTIONF(tf3, i, a, l, b, L, c)
+{
+	int64_t s = a + b;
+	for (size_t i = 0; i < c.n; i++)
+		s += c.v[i];
+	return dw_reply_pack(r, "l", s);
+}
+
+DW_FUNCTIONF(tf4, b, raw, F, f, C, ch, i, unused)
+{
+	int64_t x = 0;
+	int rc = dw_future_fetchf(f, "l", &x);
+	if (rc == DW_OK)
+		rc = dw_channel_putf(ch, "l", x + (int64_t)raw.n);
+	dw_future_free(f), dw_channel_free(ch);
+	return rc ? dw_reply_error(r, "tf4: %s", dw_errmsg())
+	          : dw_reply_pack(r, "b", raw.p, raw.n);
 }
 
 static int64_t
@@ -67,6 +99,50 @@ test_function(void)
 	/* its argument is still checked, and the mismatch named */
 	CHECK(dw_remotecall_fetchf(2, "triple", "s|l", "x", &v) == DW_EREMOTE);
 	CHECK(strstr(dw_errmsg(), "triple") != NULL);
+}
+
+static void
+test_typed_function(void)
+{
+	char *s = NULL;
+	CHECK(dw_remotecall_fetchf(2, "tf1", "s|s", "hi", &s) == DW_OK);
+	CHECK(s && !strcmp(s, "hi"));
+	free(s);
+	double in[3] = {1, 2, 3.5}, *out = NULL;
+	size_t n = 0;
+	CHECK(dw_remotecall_fetchf(3, "tf2", "Dd|D", in, (size_t)3, 2.0, &out,
+	                           &n) == DW_OK);
+	CHECK(n == 3 && out && out[0] == 2 && out[1] == 4 && out[2] == 7);
+	free(out);
+	int64_t L[2] = {100, 1000}, v = 0;
+	CHECK(dw_remotecall_fetchf(4, "tf3", "ilL|l", 1, (int64_t)10, L,
+	                           (size_t)2, &v) == DW_OK);
+	CHECK_EQ_U64(v, 1111);
+	/* a future and a channel as parameters, bytes back */
+	dw_future *f;
+	dw_channel *ch;
+	const void *raw;
+	size_t rn;
+	REQUIRE(dw_remotecallf(2, "triple", &f, "l", (int64_t)5) == DW_OK);
+	REQUIRE(dw_channel_new(1, 4, &ch) == DW_OK);
+	void *res = NULL;
+	size_t resn = 0;
+	void *argb;
+	size_t argn;
+	REQUIRE(dw_pack(3, &argb, &argn, "bFCi", "abcd", (size_t)4, f, ch, 0) ==
+	        DW_OK);
+	CHECK(dw_remotecall_fetch(3, "tf4", argb, argn, &res, &resn) == DW_OK);
+	CHECK(dw_unpack(res, resn, "b", &raw, &rn) == DW_OK && rn == 4 &&
+	      !memcmp(raw, "abcd", 4));
+	CHECK(dw_channel_takef(ch, "l", &v) == DW_OK);
+	CHECK_EQ_U64(v, 15 + 4);
+	free(argb), free(res), dw_future_free(f), dw_channel_free(ch);
+	/* a mismatch is named before the body runs */
+	CHECK(dw_remotecall_fetchf(2, "tf2", "dd|D", 1.0, 2.0, &out, &n) ==
+	      DW_EREMOTE);
+	CHECK(strstr(dw_errmsg(), "argument 1 of 'tf2'") != NULL);
+	CHECK(dw_remotecall_fetchf(2, "tf1", "ss|s", "a", "b", &s) ==
+	      DW_EREMOTE);
 }
 
 static void
@@ -242,6 +318,7 @@ main(int argc, char **argv)
 		return exit_child();
 	REQUIRE(dw_addprocs(3, NULL, NULL) == 3);
 	test_function();
+	test_typed_function();
 	test_reduce();
 	test_reduce_errors();
 	test_hostname();

@@ -877,6 +877,129 @@ DW_API int dw_everywhere_load(const char *path);
 	                size_t len __attribute__((unused)),                    \
 	                dw_reply *r __attribute__((unused)))
 
+/*
+ * A remote function with typed parameters: DW_FUNCTIONF(name, letter,
+ * param, ...) takes one to four (letter, name) pairs, the letters of
+ * dw_args, and the body that follows sees each as a parameter of the
+ * letter's type (and r, the reply; the parameters must not be called
+ * arg, len or r).  The argument is unpacked with dw_args before the body
+ * runs, so a mismatch fails the call with the position and both types
+ * named, and the body cannot read a value under the wrong C type: the
+ * letter declares it.
+ *
+ *   letter  parameter type        letter  parameter type
+ *   i       int                   b       dw_bytes   (.p, .n)
+ *   l       int64_t               D       dw_doubles (.v, .n)
+ *   d       double                L       dw_int64s  (.v, .n)
+ *   s       char *                F / C   dw_future * / dw_channel *
+ *
+ *   DW_FUNCTIONF(scale, D, v, d, k)
+ *   {
+ *           for (size_t i = 0; i < v.n; i++)
+ *                   v.v[i] *= k;
+ *           return dw_reply_pack(r, "D", v.v, v.n);
+ *   }
+ *
+ * Ownership is dw_args's: strings and arrays belong to the call, b
+ * points into the argument, references are the body's to free.
+ */
+typedef struct dw_bytes {
+	const void *p;
+	size_t n;
+} dw_bytes;
+typedef struct dw_doubles {
+	double *v;
+	size_t n;
+} dw_doubles;
+typedef struct dw_int64s {
+	int64_t *v;
+	size_t n;
+} dw_int64s;
+
+#define DW_FUNCTIONF(name, ...)                                                \
+	DW_FF_PICK_(__VA_ARGS__, DW_FF4_, DW_FF_ODD_, DW_FF3_, DW_FF_ODD_,     \
+	            DW_FF2_, DW_FF_ODD_, DW_FF1_, DW_FF_ODD_, )                \
+	(name, __VA_ARGS__)
+
+/* What DW_FUNCTIONF is made of; not for direct use. */
+#define DW_FF_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, m, ...) m
+#define DW_FF_ODD_(name, ...)                                                  \
+	_Static_assert(0, "DW_FUNCTIONF(" #name                                \
+	                  ", ...) takes (letter, name) pairs, one to four")
+#define DW_T_i    int
+#define DW_T_l    int64_t
+#define DW_T_d    double
+#define DW_T_s    char *
+#define DW_T_b    dw_bytes
+#define DW_T_D    dw_doubles
+#define DW_T_L    dw_int64s
+#define DW_T_F    dw_future *
+#define DW_T_C    dw_channel *
+#define DW_P_i(x) &x
+#define DW_P_l(x) &x
+#define DW_P_d(x) &x
+#define DW_P_s(x) &x
+#define DW_P_b(x) &x.p, &x.n
+#define DW_P_D(x) &x.v, &x.n
+#define DW_P_L(x) &x.v, &x.n
+#define DW_P_F(x) &x
+#define DW_P_C(x) &x
+#define DW_FF_U_  __attribute__((unused))
+#define DW_FF_HEAD_(name, ...)                                                 \
+	static int name##_dw_typed(dw_reply *r DW_FF_U_, __VA_ARGS__);         \
+	DW_FUNCTION(name)
+#define DW_FF_TAIL_(name, ...)                                                 \
+	static int name##_dw_typed(dw_reply *r DW_FF_U_, __VA_ARGS__)
+#define DW_FF1_(name, t1, a1)                                                  \
+	DW_FF_HEAD_(name, DW_T_##t1 a1)                                        \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		if (dw_args(r, arg, len, #t1, DW_P_##t1(dw_a1_)))              \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_);                             \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_)
+#define DW_FF2_(name, t1, a1, t2, a2)                                          \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2)                          \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2, DW_P_##t1(dw_a1_),           \
+		            DW_P_##t2(dw_a2_)))                                \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_);                     \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_)
+#define DW_FF3_(name, t1, a1, t2, a2, t3, a3)                                  \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2, DW_T_##t3 a3)            \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		DW_T_##t3 dw_a3_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2 #t3, DW_P_##t1(dw_a1_),       \
+		            DW_P_##t2(dw_a2_), DW_P_##t3(dw_a3_)))             \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_, dw_a3_);             \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_,        \
+	            DW_T_##t3 a3 DW_FF_U_)
+#define DW_FF4_(name, t1, a1, t2, a2, t3, a3, t4, a4)                          \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2, DW_T_##t3 a3,            \
+	            DW_T_##t4 a4)                                              \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		DW_T_##t3 dw_a3_;                                              \
+		DW_T_##t4 dw_a4_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2 #t3 #t4, DW_P_##t1(dw_a1_),   \
+		            DW_P_##t2(dw_a2_), DW_P_##t3(dw_a3_),              \
+		            DW_P_##t4(dw_a4_)))                                \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_, dw_a3_, dw_a4_);     \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_,        \
+	            DW_T_##t3 a3 DW_FF_U_, DW_T_##t4 a4 DW_FF_U_)
+
 /* The operators of a distributed reduction. */
 enum dw_op {
 	DW_SUM = 1, /* + (an int64 sum that overflows fails the loop) */
