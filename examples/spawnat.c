@@ -17,17 +17,12 @@ DW_FUNCTIONF(filled, d, x, i, n) /* fill(x, n) */
 
 DW_FUNCTIONF(plus1, F, f) /* 1 .+ fetch(f) */
 {
-	double *v;
-	size_t n;
-	int rc = dw_future_fetchf(f, "D", &v, &n);
+	dw_doubles v;
+	int rc = dw_args_fetch(r, f, "D", &v.v, &v.n);
 	dw_future_free(f);
-	if (rc)
-		return dw_reply_error(r, "plus1: %s", dw_errmsg());
-	for (size_t i = 0; i < n; i++)
-		v[i] += 1;
-	rc = dw_reply_pack(r, "D", v, n);
-	free(v);
-	return rc;
+	for (size_t i = 0; rc == 0 && i < v.n; i++)
+		v.v[i] += 1;
+	return rc ? -1 : dw_reply_pack(r, "D", v.v, v.n);
 }
 
 DW_FUNCTIONF(sum, L, v)

@@ -1,6 +1,8 @@
 /*
  * The short-program calls (src/runtime/easy.c) through real workers:
- * DW_FUNCTION and DW_FUNCTIONF (every letter), dw_distributed_reduce_* over
+ * DW_FUNCTION and DW_FUNCTIONF (every letter), dw_args_fetch of a
+ * future argument (its value, its failure, a mismatch),
+ * dw_distributed_reduce_* over
  * DW_FOR_* bodies with known sums, minima and maxima, their errors (bad op,
  * empty range, overflow, wrong kind, a body called outside a loop), an
  * interrupt stopping a range that would run for hours, dw_hostname on every
@@ -59,6 +61,14 @@ DW_FUNCTIONF(tf4, b, raw, F, f, C, ch, i, unused)
 	dw_future_free(f), dw_channel_free(ch);
 	return rc ? dw_reply_error(r, "tf4: %s", dw_errmsg())
 	          : dw_reply_pack(r, "b", raw.p, raw.n);
+}
+
+DW_FUNCTIONF(fetch_plus, F, f) /* fetch(f) + 1, f from the arguments */
+{
+	int64_t x;
+	int rc = dw_args_fetch(r, f, "l", &x);
+	dw_future_free(f);
+	return rc ? -1 : dw_reply_pack(r, "l", x + 1);
 }
 
 static int64_t
@@ -143,6 +153,31 @@ test_typed_function(void)
 	CHECK(strstr(dw_errmsg(), "argument 1 of 'tf2'") != NULL);
 	CHECK(dw_remotecall_fetchf(2, "tf1", "ss|s", "a", "b", &s) ==
 	      DW_EREMOTE);
+}
+
+/* A future as an argument, fetched and unpacked in the function. */
+static void
+test_args_fetch(void)
+{
+	dw_future *f;
+	int64_t v = 0;
+	REQUIRE(dw_remotecallf(2, "triple", &f, "l", (int64_t)5) == DW_OK);
+	CHECK(dw_remotecall_fetchf(3, "fetch_plus", "F|l", f, &v) == DW_OK);
+	CHECK_EQ_U64(v, 16);
+	dw_future_free(f);
+	/* its call failed: the function's error says so, with the cause */
+	REQUIRE(dw_remotecall(2, "fails", "boom", 4, &f) == DW_OK);
+	CHECK(dw_remotecall_fetchf(3, "fetch_plus", "F|l", f, &v) ==
+	      DW_EREMOTE);
+	CHECK(strstr(dw_errmsg(), "fetch_plus: fetching its future") &&
+	      strstr(dw_errmsg(), "failed on purpose (boom)"));
+	dw_future_free(f);
+	/* its value is not an int64: named as the fetched value */
+	REQUIRE(dw_remotecallf(4, "tf1", &f, "s", "str") == DW_OK);
+	CHECK(dw_remotecall_fetchf(3, "fetch_plus", "F|l", f, &v) ==
+	      DW_EREMOTE);
+	CHECK(strstr(dw_errmsg(), "fetched value 1 of 'fetch_plus'") != NULL);
+	dw_future_free(f);
 }
 
 static void
@@ -319,6 +354,7 @@ main(int argc, char **argv)
 	REQUIRE(dw_addprocs(3, NULL, NULL) == 3);
 	test_function();
 	test_typed_function();
+	test_args_fetch();
 	test_reduce();
 	test_reduce_errors();
 	test_hostname();

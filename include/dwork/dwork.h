@@ -1000,6 +1000,17 @@ typedef struct dw_int64s {
 	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_,        \
 	            DW_T_##t3 a3 DW_FF_U_, DW_T_##t4 a4 DW_FF_U_)
 
+/*
+ * In a remote function: waits for future f (one that came in the
+ * arguments, `fetch(r)` inside a Julia closure), fetches its value and
+ * unpacks it as dw_args does: strings and arrays belong to the call, b
+ * points into f (valid until f is freed); f stays the function's to
+ * free.  Returns 0, or -1 with the call's error set, naming the function
+ * and what failed ("plus1: fetching its future: ..." or "fetched value
+ * 1 of 'plus1': expected float64 array, got str").
+ */
+DW_API int dw_args_fetch(dw_reply *r, dw_future *f, const char *fmt, ...);
+
 /* The operators of a distributed reduction. */
 enum dw_op {
 	DW_SUM = 1, /* + (an int64 sum that overflows fails the loop) */

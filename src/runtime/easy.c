@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/args.h"
 #include "runtime/rt.h"
 
 #define EASY_HOST_FN "dwork_hostname"
@@ -206,4 +208,29 @@ dw_exit_if(int failed)
 	fprintf(stderr, "%s: %s\n", program_invocation_short_name,
 	        m && *m ? m : "failed (no dwork call left a message)");
 	exit(1);
+}
+
+DW_API int
+dw_args_fetch(dw_reply *r, dw_future *f, const char *fmt, ...)
+{
+	char msg[400], fn[80] = "";
+	const void *b;
+	size_t n;
+	call_current(fn, sizeof fn);
+	if (!f || !fmt)
+		return dw_reply_error(r, "%s: dw_args_fetch without a %s", fn,
+		                      f ? "format" : "future");
+	if (dw_future_fetch(f, &b, &n) != DW_OK)
+		return dw_reply_error(r, "%s: fetching its future: %s", fn,
+		                      dw_errmsg());
+	va_list ap, again;
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	int err = args_vunpack("fetched value", fn[0] ? fn : NULL, b, n, fmt,
+	                       &ap, 0, msg, sizeof msg);
+	if (err == DW_OK && args_hold_all(r, fmt, &again) < 0)
+		snprintf(msg, sizeof msg, "out of memory"), err = DW_ENOMEM;
+	va_end(again);
+	va_end(ap);
+	return err == DW_OK ? 0 : dw_reply_error(r, "%s", msg);
 }
