@@ -92,6 +92,11 @@ DW_FOR_I64(huge, i)
 	return INT64_MAX / 3 + i;
 }
 
+DW_FOR_I64(quarter, i) /* each range's sum fits, the total does not */
+{
+	return INT64_MAX / 4 + 0 * i;
+}
+
 DW_FOR_I64(spin, i) /* runs for hours unless interrupted */
 {
 	return i & 1;
@@ -232,6 +237,10 @@ test_reduce_errors(void)
 	      DW_EINVAL);
 	CHECK(dw_distributed_reduce_i64("huge", 0, 100, DW_SUM, &v) != DW_OK);
 	CHECK(strstr(dw_errmsg(), "overflows") != NULL);
+	CHECK(dw_distributed_reduce_i64("quarter", 0, 8, DW_SUM, &v) ==
+	      DW_EINVAL);
+	CHECK(strstr(dw_errmsg(), "combining the ranges: the sum overflows") !=
+	      NULL);
 	/* float parts under the int64 call: named */
 	CHECK(dw_distributed_reduce_i64("inv", 1, 100, DW_SUM, &v) ==
 	      DW_EFORMAT);

@@ -94,6 +94,24 @@ dw_for_f64(const void *arg, size_t len, dw_reply *r, double (*body)(int64_t))
 	return dw_reply_pack(r, "d", acc);
 }
 
+/* The op's reducer, keeping its message: the loop's own error names
+ * only the range where combining failed. */
+struct easy_red {
+	dw_reduce_fn fn;
+	char why[256];
+};
+
+static int
+easy_combine(void **acc, size_t *acclen, const void *part, size_t partlen,
+             void *ctx)
+{
+	struct easy_red *e = ctx;
+	int rc = e->fn(acc, acclen, part, partlen, NULL);
+	if (rc != 0 && !e->why[0])
+		snprintf(e->why, sizeof e->why, "%s", dw_errmsg());
+	return rc;
+}
+
 /* The loop with op's reducer; res and n receive its one-number result. */
 static int
 easy_reduce(const char *fn, int64_t lo, int64_t hi, int op, void **res,
@@ -119,8 +137,13 @@ easy_reduce(const char *fn, int64_t lo, int64_t hi, int op, void **res,
 	int err = dw_pack(0, &a, &al, "i", op);
 	if (err != DW_OK)
 		return err;
-	err = dw_distributed_for(fn, lo, hi, a, al, red[op], NULL, res, n);
+	struct easy_red e = {red[op], ""};
+	err = dw_distributed_for(fn, lo, hi, a, al, easy_combine, &e, res, n);
 	free(a);
+	if (err != DW_OK && e.why[0])
+		rt_set_err(
+		    0, "dw_distributed_reduce(%s): combining the ranges: %s",
+		    fn, e.why);
 	return err;
 }
 
