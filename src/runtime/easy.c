@@ -1,9 +1,10 @@
 /*
  * Calls that keep short programs short (issue 18): a distributed
  * reduction with its typed value, loop bodies as range functions
- * (DW_FOR_I64 / DW_FOR_F64), the host name of a process and an exit at
- * the first error.  Built on the public calls; what they save a user is
- * packing, a reducer, unpacking and a message, not any check.
+ * (DW_FOR_I64 / DW_FOR_F64), a future's value read in a remote function
+ * (dw_args_fetch), the host name of a process and an exit at the first
+ * error.  Built on the public calls and the typed codec; what they save
+ * a user is packing, a reducer, unpacking and a message, not any check.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,7 +47,8 @@ easy_range(const void *arg, size_t len, dw_reply *r, int64_t *lo, int64_t *hi,
 static int
 easy_stop(dw_reply *r, int64_t lo, int64_t i)
 {
-	if (((i - lo) & EASY_POLL) != 0 || !dw_interrupted())
+	if ((((uint64_t)i - (uint64_t)lo) & EASY_POLL) != 0 ||
+	    !dw_interrupted())
 		return 0;
 	return dw_reply_error(r, "interrupted at i = %" PRId64, i);
 }
