@@ -5,10 +5,10 @@
 #include <dwork/dwork.h>
 
 static void
-show(void)
+show(void) /* println(workers()) */
 {
 	int ids[16], n = dw_workers(ids, 16);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && i < 16; i++)
 		printf("%d%s", ids[i], i + 1 < n ? " " : "\n");
 }
 
@@ -16,14 +16,12 @@ int
 main(int argc, char **argv)
 {
 	int ids[16];
-	if (dw_init(&argc, &argv) || dw_addprocs(2, NULL, NULL) != 2)
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_exit_if(dw_init(&argc, &argv));
+	dw_exit_if(dw_addprocs(2, NULL, NULL) != 2);
 	show();
-	if (dw_addprocs(2, NULL, NULL) != 2)
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_exit_if(dw_addprocs(2, NULL, NULL) != 2);
 	show();
-	dw_workers(ids, 16);
-	dw_rmprocs(ids, 2, 0);
+	dw_exit_if(dw_workers(ids, 16) < 2 || dw_rmprocs(ids, 2, 0));
 	show();
 	printf("%d\n", dw_nprocs());
 	return dw_finalize();

@@ -6,13 +6,9 @@
 
 #include <dwork/dwork.h>
 
-static int
-do_work(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTIONF(do_work, C, jobs, C, results)
 {
-	dw_channel *jobs, *results;
 	int job;
-	if (dw_args(r, arg, len, "CC", &jobs, &results))
-		return -1;
 	srand48(dw_myid());
 	while (dw_channel_takef(jobs, "i", &job) == DW_OK) {
 		double t = drand48() / 4; /* rand() */
@@ -22,21 +18,14 @@ do_work(const void *arg, size_t len, dw_reply *r)
 	dw_channel_free(jobs), dw_channel_free(results);
 	return 0;
 }
-DW_REGISTER(do_work)
 
-static int
-make_jobs(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTIONF(make_jobs, C, jobs, i, n)
 {
-	dw_channel *jobs;
-	int n;
-	if (dw_args(r, arg, len, "Ci", &jobs, &n))
-		return -1;
 	for (int i = 1; i <= n; i++)
 		dw_channel_putf(jobs, "i", i);
 	dw_channel_close(jobs), dw_channel_free(jobs);
 	return 0;
 }
-DW_REGISTER(make_jobs)
 
 int
 main(int argc, char **argv)
@@ -45,14 +34,15 @@ main(int argc, char **argv)
 	dw_future *f;
 	int n = 12, ids[4], job, where;
 	double t;
-	if (dw_init(&argc, &argv) || dw_addprocs(4, NULL, ids) != 4 ||
-	    dw_channel_new(1, 32, &jobs) || dw_channel_new(1, 32, &results))
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
-	dw_asyncf("make_jobs", &f, "Ci", jobs, n);
+	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(4, NULL, ids) != 4 ||
+	           dw_channel_new(1, 32, &jobs) ||
+	           dw_channel_new(1, 32, &results) ||
+	           dw_asyncf("make_jobs", &f, "Ci", jobs, n));
 	for (int i = 0; i < 4; i++)
-		dw_remote_dof(ids[i], "do_work", "CC", jobs, results);
+		dw_exit_if(
+		    dw_remote_dof(ids[i], "do_work", "CC", jobs, results));
 	for (; n > 0; n--) {
-		dw_channel_takef(results, "idi", &job, &t, &where);
+		dw_exit_if(dw_channel_takef(results, "idi", &job, &t, &where));
 		printf("%d finished in %.2f seconds on worker %d\n", job, t,
 		       where);
 	}

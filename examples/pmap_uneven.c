@@ -5,24 +5,18 @@
 
 #include <dwork/dwork.h>
 
-static int
-work(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTIONF(work, d, t)
 {
-	double t;
-	if (dw_args(r, arg, len, "d", &t))
-		return -1;
 	usleep((useconds_t)(t * 1e6));
 	return dw_reply_pack(r, "d", 2 * t);
 }
-DW_REGISTER(work)
 
 int
 main(int argc, char **argv)
 {
 	double t[8] = {0.05, 0.2, 0.05, 0.1, 0.05, 0.15, 0.05, 0.1}, out[8];
-	if (dw_init(&argc, &argv) || dw_addprocs(4, NULL, NULL) != 4 ||
-	    dw_pmap_f64("work", t, 8, out, NULL))
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(4, NULL, NULL) != 4 ||
+	           dw_pmap_f64("work", t, 8, out, NULL));
 	double sum = 0;
 	for (int i = 0; i < 8; i++)
 		printf("%g ", out[i]), sum += out[i];

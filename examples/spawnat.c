@@ -5,74 +5,53 @@
 
 #include <dwork/dwork.h>
 
-static int
-filled(const void *arg, size_t len, dw_reply *r) /* fill(x, n) */
+DW_FUNCTIONF(filled, d, x, i, n) /* fill(x, n) */
 {
-	double x, v[16];
-	int n;
-	if (dw_args(r, arg, len, "di", &x, &n) || n < 0 || n > 16)
-		return -1;
+	double v[16];
+	if (n < 0 || n > 16)
+		return dw_reply_error(r, "filled: n = %d is not in 0..16", n);
 	for (int i = 0; i < n; i++)
 		v[i] = x;
 	return dw_reply_pack(r, "D", v, (size_t)n);
 }
-DW_REGISTER(filled)
 
-static int
-plus1(const void *arg, size_t len, dw_reply *r) /* 1 .+ fetch(f) */
+DW_FUNCTIONF(plus1, F, f) /* 1 .+ fetch(f) */
 {
-	dw_future *f;
-	double *v;
-	size_t n;
-	if (dw_args(r, arg, len, "F", &f) || dw_future_fetchf(f, "D", &v, &n))
-		return dw_reply_error(r, "plus1: %s", dw_errmsg());
-	for (size_t i = 0; i < n; i++)
-		v[i] += 1;
-	int rc = dw_reply_pack(r, "D", v, n);
-	free(v), dw_future_free(f);
-	return rc;
+	dw_doubles v;
+	int rc = dw_args_fetch(r, f, "D", &v.v, &v.n);
+	dw_future_free(f);
+	for (size_t i = 0; rc == 0 && i < v.n; i++)
+		v.v[i] += 1;
+	return rc ? -1 : dw_reply_pack(r, "D", v.v, v.n);
 }
-DW_REGISTER(plus1)
 
-static int
-sum(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTIONF(sum, L, v)
 {
-	int64_t *v, s = 0;
-	size_t n;
-	if (dw_args(r, arg, len, "L", &v, &n))
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		s += v[i];
+	int64_t s = 0;
+	for (size_t i = 0; i < v.n; i++)
+		s += v.v[i];
 	return dw_reply_pack(r, "l", s);
 }
-DW_REGISTER(sum)
 
-static int
-say(const void *arg, size_t len, dw_reply *r)
+DW_FUNCTIONF(say, s, s) /* println */
 {
-	char *s;
-	if (dw_args(r, arg, len, "s", &s))
-		return -1;
 	return printf("%s\n", s), fflush(stdout), 0;
 }
-DW_REGISTER(say)
 
 int
 main(int argc, char **argv)
 {
-	dw_future *a, *b, *c;
+	dw_future *a, *c;
 	double *v;
 	size_t n;
 	int64_t s, x[3] = {1, 2, 3};
-	if (dw_init(&argc, &argv) || dw_addprocs(2, NULL, NULL) != 2 ||
-	    dw_remotecallf(2, "filled", &a, "di", 0.5, 4) ||
-	    dw_remotecallf(2, "plus1", &b, "F", a) ||
-	    dw_future_fetchf(b, "D", &v, &n) ||
-	    dw_remotecall_waitf(3, "sum", &c, "L", x, (size_t)3) ||
-	    dw_future_fetchf(c, "l", &s))
-		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
+	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(2, NULL, NULL) != 2 ||
+	           dw_remotecallf(2, "filled", &a, "di", 0.5, 4) ||
+	           dw_remotecall_fetchf(2, "plus1", "F|D", a, &v, &n) ||
+	           dw_remotecall_waitf(3, "sum", &c, "L", x, (size_t)3) ||
+	           dw_future_fetchf(c, "l", &s) ||
+	           dw_remote_dof(3, "say", "s", "hello from remote_do"));
 	printf("%g %g %g %g\n%lld\n", v[0], v[1], v[2], v[3], (long long)s);
-	dw_remote_dof(3, "say", "s", "hello from remote_do");
-	free(v), dw_future_free(a), dw_future_free(b), dw_future_free(c);
+	free(v), dw_future_free(a), dw_future_free(c);
 	return dw_finalize();
 }

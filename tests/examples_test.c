@@ -190,13 +190,14 @@ test_machinefile(void)
 	        sd.port);
 	fclose(f);
 	setenv("DWORK_SSH_COMMAND", sd.ssh_cmd, 1);
-	snprintf(cmd, sizeof cmd, "machine_file %s", mf);
+	/* as `julia --machine-file hosts prog.jl`: dw_init reads it */
+	snprintf(cmd, sizeof cmd, "machine_file --machine-file %s", mf);
 	CHECK(run(d, cmd) == 0);
 	gethostname(host, sizeof host - 1);
 	char want[700];
 	snprintf(want, sizeof want, "2 %s\n3 %s\n", host, host);
 	CHECK(!strncmp(out, want, strlen(want)));
-	check_fn(d, "host", 2);
+	check_fn(d, "dwork_hostname", 2); /* dw_hostname, on each worker */
 	mu_sshd_stop(&sd);
 	tu_rmtree(d);
 	return 1;

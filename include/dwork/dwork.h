@@ -852,6 +852,256 @@ DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
  */
 DW_API int dw_everywhere_load(const char *path);
 
+/* ==================================================================== */
+/* ---- short programs: functions, reductions, host names
+ *      (docs/runtime.md, "Short programs"; issue 18; src/runtime/easy.c)
+ *      ---- */
+
+/*
+ * Defines a remote function and registers it under its own name, as
+ * Julia's `@everywhere function`: the body that follows is a dw_fn whose
+ * parameters are named arg, len and r (any of them may go unused).
+ *
+ *   DW_FUNCTION(work)
+ *   {
+ *           double t;
+ *           if (dw_args(r, arg, len, "d", &t))
+ *                   return -1;
+ *           return dw_reply_pack(r, "d", 2 * t);
+ *   }
+ */
+#define DW_FUNCTION(name)                                                      \
+	static int name(const void *arg, size_t len, dw_reply *r);             \
+	DW_REGISTER(name)                                                      \
+	static int name(const void *arg __attribute__((unused)),               \
+	                size_t len __attribute__((unused)),                    \
+	                dw_reply *r __attribute__((unused)))
+
+/*
+ * A remote function with typed parameters: DW_FUNCTIONF(name, letter,
+ * param, ...) takes one to four (letter, name) pairs, the letters of
+ * dw_args, and the body that follows sees each as a parameter of the
+ * letter's type (and r, the reply; the parameters must not be called
+ * arg, len or r).  The argument is unpacked with dw_args before the body
+ * runs, so a mismatch fails the call with the position and both types
+ * named, and the body cannot read a value under the wrong C type: the
+ * letter declares it.
+ *
+ *   letter  parameter type        letter  parameter type
+ *   i       int                   b       dw_bytes   (.p, .n)
+ *   l       int64_t               D       dw_doubles (.v, .n)
+ *   d       double                L       dw_int64s  (.v, .n)
+ *   s       char *                F / C   dw_future * / dw_channel *
+ *
+ *   DW_FUNCTIONF(scale, D, v, d, k)
+ *   {
+ *           for (size_t i = 0; i < v.n; i++)
+ *                   v.v[i] *= k;
+ *           return dw_reply_pack(r, "D", v.v, v.n);
+ *   }
+ *
+ * Ownership is dw_args's: strings and arrays belong to the call, b
+ * points into the argument, references are the body's to free.
+ */
+typedef struct dw_bytes {
+	const void *p;
+	size_t n;
+} dw_bytes;
+typedef struct dw_doubles {
+	double *v;
+	size_t n;
+} dw_doubles;
+typedef struct dw_int64s {
+	int64_t *v;
+	size_t n;
+} dw_int64s;
+
+#define DW_FUNCTIONF(name, ...)                                                \
+	DW_FF_PICK_(__VA_ARGS__, DW_FF4_, DW_FF_ODD_, DW_FF3_, DW_FF_ODD_,     \
+	            DW_FF2_, DW_FF_ODD_, DW_FF1_, DW_FF_ODD_, )                \
+	(name, __VA_ARGS__)
+
+/* What DW_FUNCTIONF is made of; not for direct use. */
+#define DW_FF_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, m, ...) m
+#define DW_FF_ODD_(name, ...)                                                  \
+	_Static_assert(0, "DW_FUNCTIONF(" #name                                \
+	                  ", ...) takes (letter, name) pairs, one to four")
+#define DW_T_i    int
+#define DW_T_l    int64_t
+#define DW_T_d    double
+#define DW_T_s    char *
+#define DW_T_b    dw_bytes
+#define DW_T_D    dw_doubles
+#define DW_T_L    dw_int64s
+#define DW_T_F    dw_future *
+#define DW_T_C    dw_channel *
+#define DW_P_i(x) &x
+#define DW_P_l(x) &x
+#define DW_P_d(x) &x
+#define DW_P_s(x) &x
+#define DW_P_b(x) &x.p, &x.n
+#define DW_P_D(x) &x.v, &x.n
+#define DW_P_L(x) &x.v, &x.n
+#define DW_P_F(x) &x
+#define DW_P_C(x) &x
+#define DW_FF_U_  __attribute__((unused))
+#define DW_FF_HEAD_(name, ...)                                                 \
+	static int name##_dw_typed(dw_reply *r DW_FF_U_, __VA_ARGS__);         \
+	DW_FUNCTION(name)
+#define DW_FF_TAIL_(name, ...)                                                 \
+	static int name##_dw_typed(dw_reply *r DW_FF_U_, __VA_ARGS__)
+#define DW_FF1_(name, t1, a1)                                                  \
+	DW_FF_HEAD_(name, DW_T_##t1 a1)                                        \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		if (dw_args(r, arg, len, #t1, DW_P_##t1(dw_a1_)))              \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_);                             \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_)
+#define DW_FF2_(name, t1, a1, t2, a2)                                          \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2)                          \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2, DW_P_##t1(dw_a1_),           \
+		            DW_P_##t2(dw_a2_)))                                \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_);                     \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_)
+#define DW_FF3_(name, t1, a1, t2, a2, t3, a3)                                  \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2, DW_T_##t3 a3)            \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		DW_T_##t3 dw_a3_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2 #t3, DW_P_##t1(dw_a1_),       \
+		            DW_P_##t2(dw_a2_), DW_P_##t3(dw_a3_)))             \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_, dw_a3_);             \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_,        \
+	            DW_T_##t3 a3 DW_FF_U_)
+#define DW_FF4_(name, t1, a1, t2, a2, t3, a3, t4, a4)                          \
+	DW_FF_HEAD_(name, DW_T_##t1 a1, DW_T_##t2 a2, DW_T_##t3 a3,            \
+	            DW_T_##t4 a4)                                              \
+	{                                                                      \
+		DW_T_##t1 dw_a1_;                                              \
+		DW_T_##t2 dw_a2_;                                              \
+		DW_T_##t3 dw_a3_;                                              \
+		DW_T_##t4 dw_a4_;                                              \
+		if (dw_args(r, arg, len, #t1 #t2 #t3 #t4, DW_P_##t1(dw_a1_),   \
+		            DW_P_##t2(dw_a2_), DW_P_##t3(dw_a3_),              \
+		            DW_P_##t4(dw_a4_)))                                \
+			return -1;                                             \
+		return name##_dw_typed(r, dw_a1_, dw_a2_, dw_a3_, dw_a4_);     \
+	}                                                                      \
+	DW_FF_TAIL_(name, DW_T_##t1 a1 DW_FF_U_, DW_T_##t2 a2 DW_FF_U_,        \
+	            DW_T_##t3 a3 DW_FF_U_, DW_T_##t4 a4 DW_FF_U_)
+
+/*
+ * In a remote function: waits for future f (one that came in the
+ * arguments, `fetch(r)` inside a Julia closure), fetches its value and
+ * unpacks it as dw_args does: strings and arrays belong to the call, b
+ * points into f (valid until f is freed); f stays the function's to
+ * free.  Returns 0, or -1 with the call's error set, naming the function
+ * and what failed ("plus1: fetching its future: ..." or "fetched value
+ * 1 of 'plus1': expected float64 array, got str").
+ */
+DW_API int dw_args_fetch(dw_reply *r, dw_future *f, const char *fmt, ...);
+
+/* The operators of a distributed reduction. */
+enum dw_op {
+	DW_SUM = 1, /* + (an int64 sum that overflows fails the loop) */
+	DW_MIN = 2,
+	DW_MAX = 3,
+};
+
+/*
+ * Julia's `@distributed (op) for i = lo:hi-1 ... end` with its value:
+ * runs registered fn over [lo, hi) split into one range per worker (as
+ * dw_distributed_for), combines the ranges' results with op and stores
+ * the number in *out.  fn is a range function replying one number, most
+ * simply one defined by DW_FOR_I64 / DW_FOR_F64 (which get op from the
+ * loop).  An empty range sums to 0; its min or max is DW_EINVAL.
+ * Returns DW_OK, DW_EINVAL (bad op, no out, hi < lo), DW_EFORMAT (fn's
+ * reply is not one number of that kind: the _i64 call needs int64s, the
+ * _f64 call takes either), or dw_distributed_for's errors.  Blocks until
+ * every range has run.
+ */
+DW_API int dw_distributed_reduce_i64(const char *fn, int64_t lo, int64_t hi,
+                                     int op, int64_t *out);
+DW_API int dw_distributed_reduce_f64(const char *fn, int64_t lo, int64_t hi,
+                                     int op, double *out);
+
+/*
+ * Defines and registers a range function `name` from the body of a loop:
+ * the function that follows returns the value of one index i, and the
+ * range's values are combined with the loop's op (DW_SUM when run by
+ * dw_distributed_for, which passes none):
+ *
+ *   DW_FOR_I64(heads, i)
+ *   {
+ *           return coin(i);
+ *   }
+ *   ... dw_distributed_reduce_i64("heads", 1, 1000001, DW_SUM, &n);
+ *
+ * An interrupt (dw_interrupt) stops the range within 2^20 indices.
+ */
+#define DW_FOR_I64(name, i)                                                    \
+	static int64_t name##_dw_body(int64_t i);                              \
+	DW_FUNCTION(name)                                                      \
+	{                                                                      \
+		return dw_for_i64(arg, len, r, name##_dw_body);                \
+	}                                                                      \
+	static int64_t name##_dw_body(int64_t i)
+#define DW_FOR_F64(name, i)                                                    \
+	static double name##_dw_body(int64_t i);                               \
+	DW_FUNCTION(name)                                                      \
+	{                                                                      \
+		return dw_for_f64(arg, len, r, name##_dw_body);                \
+	}                                                                      \
+	static double name##_dw_body(int64_t i)
+
+/* What DW_FOR_I64 / DW_FOR_F64 run: reads the range and the op from
+ * arg, combines body(i) over it and replies "l" / "d".  Returns 0, or -1
+ * with the call's error set (not a loop's argument, an overflow, an
+ * interrupt, an empty range under min or max). */
+DW_API int dw_for_i64(const void *arg, size_t len, dw_reply *r,
+                      int64_t (*body)(int64_t));
+DW_API int dw_for_f64(const void *arg, size_t len, dw_reply *r,
+                      double (*body)(int64_t));
+
+/*
+ * Julia's `remotecall_fetch(gethostname, pid)`: the host name of process
+ * pid (gethostname() there; this process's own for dw_myid()), as a
+ * NUL-terminated string in buf.  A remote call to the runtime's built-in
+ * function "dwork_hostname", which every process has.  Returns DW_OK,
+ * DW_EINVAL (no buf), DW_ETOOBIG (the name does not fit in len bytes:
+ * 256 always do), or dw_remotecall_fetch's errors.  Blocks for one round
+ * trip.
+ */
+DW_API int dw_hostname(int pid, char *buf, size_t len);
+
+/*
+ * For programs that stop at their first error, as a Julia script stops
+ * at an uncaught exception: when failed is non-zero, prints "PROGRAM:
+ * dw_errmsg()" on stderr and exits with status 1, dw_finalize running
+ * from atexit so no worker is left behind; when it is 0, returns.  The
+ * argument is a condition, so one form serves every call:
+ *
+ *   dw_exit_if(dw_init(&argc, &argv));
+ *   dw_exit_if(dw_addprocs(4, NULL, NULL) != 4);
+ *
+ * Meant for a program's main thread.  Called in a worker it ends the
+ * worker (the master sees it exit): remote functions return their
+ * errors to the caller instead (dw_reply_error).
+ */
+DW_API void dw_exit_if(int failed);
+
+/* ---- end of short programs ---- */
+
 #ifdef __cplusplus
 }
 #endif

@@ -381,7 +381,7 @@ dw_unpack(const void *buf, size_t len, const char *fmt, ...)
 
 /* ---- in a remote function ---- */
 
-static int
+int
 args_hold_all(dw_reply *r, const char *fmt, va_list *ap0)
 {
 	/* walks the pointers again: strings and arrays belong to the call */

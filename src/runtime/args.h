@@ -20,5 +20,9 @@ int args_vpack(int to, void **buf, size_t *len, const char *fmt, va_list *ap);
 int args_vunpack(const char *what, const char *fn, const void *buf, size_t len,
                  const char *fmt, va_list *ap, int copy, char *msg,
                  size_t mlen);
+/* In a remote function: the strings and arrays just unpacked into the
+ * pointers of *ap0 (fmt's letters) belong to the call from now on.
+ * Returns 0, or -1 when out of memory. */
+int args_hold_all(dw_reply *r, const char *fmt, va_list *ap0);
 
 #endif

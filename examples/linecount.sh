@@ -1,0 +1,50 @@
+#!/bin/sh
+# The line counts of docs/julia.md, one way for every program: lines that
+# are neither blank nor comment-only.  C: examples/NAME.c as committed
+# (clang-formatted; comment-only = starting with /* or *).  Julia: the
+# ```julia blocks of docs/julia.md in order (comment-only = starting #).
+#
+#   sh examples/linecount.sh            prints "NAME JULIA C RATIO"
+#   sh examples/linecount.sh --check    also compares with julia.md's
+#                                       table; exit 1 on a difference
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+doc="$root/docs/julia.md"
+names="pmap_uneven jobs_results spawnat distributed_sum add_rm_procs
+machine_file"
+
+c_lines() {
+	grep -v '^[[:space:]]*$' "$1" | grep -vc '^[[:space:]]*/\{0,1\}\*'
+}
+
+# Lines of the k-th ```julia block (1-based).
+julia_lines() {
+	awk -v k="$1" '
+		/^```julia/ { n++; inb = (n == k); next }
+		/^```/ { inb = 0; next }
+		inb && !/^[[:space:]]*$/ && !/^[[:space:]]*#/ { c++ }
+		END { print c + 0 }' "$doc"
+}
+
+bad=0
+k=0
+for name in $names; do
+	k=$((k + 1))
+	j=$(julia_lines $k)
+	c=$(c_lines "$root/examples/$name.c")
+	ratio=$(awk -v c="$c" -v j="$j" 'BEGIN { printf "%.1f", c / j }')
+	echo "$name $j $c $ratio"
+	if [ "${1:-}" = "--check" ]; then
+		# the table row naming NAME.c must hold | JULIA | … | C | RATIO× |
+		row=$(grep "(\`$name\.c\`)" "$doc" | grep '^|' || true)
+		case "$row" in
+		*"| $j |"*"| $c | $ratio× |"*) ;;
+		*)
+			echo "docs/julia.md: the row of $name.c should read" \
+			     "'| $j | … | $c | $ratio× |': $row" >&2
+			bad=1
+			;;
+		esac
+	fi
+done
+exit $bad
