@@ -1,7 +1,8 @@
 /*
- * view.json_records_per_s, view.otf2_records_per_s: the merge
- * benchmark's synthetic trace (bench_merge.h) merged into Chrome JSON,
- * and into OTF2, on one core; records read per second of the whole
+ * view.json_records_per_s, view.perfetto_records_per_s,
+ * view.otf2_records_per_s: the merge benchmark's synthetic trace
+ * (bench_merge.h) merged into Chrome JSON, Perfetto's protobuf and OTF2,
+ * on one core; records read per second of the whole
  * merge.  Floor, same run, for each: reading the same trace files and
  * writing as many bytes as that format's output, nothing in between.
  * Beside them, for context, the same merge into Paraver, and each
@@ -30,7 +31,7 @@ static void
 remove_outputs(void)
 {
 	static const char *const names[] = {"out.prv", "out.pcf", "out.row",
-	                                    "out.json"};
+	                                    "out.json", "out.pftrace"};
 	char path[700];
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -56,8 +57,9 @@ add_size(const char *p, const struct stat *st, int flag, struct FTW *f)
 static uint64_t
 output_bytes(void)
 {
-	static const char *const names[] = {"out.prv", "out.pcf", "out.row",
-	                                    "out.json", "out-otf2"};
+	static const char *const names[] = {"out.prv",     "out.pcf",
+	                                    "out.row",     "out.json",
+	                                    "out.pftrace", "out-otf2"};
 	char path[700];
 
 	total_bytes = 0;
@@ -144,8 +146,10 @@ print(const char *name, const struct result *r)
 	       (double)records_in / r->floor);
 	printf("bench: view.%s_records_per_s.ratio = %.2f\n", name,
 	       r->floor / r->best);
-	printf("bench: view.%s_records_per_s.target = 5000000 records/s\n",
-	       name);
+	printf("bench: view.%s_records_per_s.target = %s records/s\n", name,
+	       !strcmp(name, "perfetto") ? "10000000" : "5000000");
+	printf("bench: view.%s_bytes_per_record = %.1f\n", name,
+	       (double)r->bytes / (double)records_in);
 	printf("bench: view.%s_peak_rss_mb = %.1f MB\n", name,
 	       (double)r->rss_kb / 1024);
 }
@@ -157,7 +161,7 @@ main(void)
 	           *env = getenv("BENCH_VIEW_RECORDS");
 	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
 	const mg_format *o2 = mg_format_find("otf2");
-	struct result prv, json, otf2;
+	struct result prv, json, otf2, pf;
 	char report[700];
 	double tgen;
 	long dummy;
@@ -175,6 +179,7 @@ main(void)
 		return 2;
 	}
 	if (measure("prv", report, &prv) || measure("json", report, &json) ||
+	    measure("perfetto", report, &pf) ||
 	    (o2 && o2->create && measure("otf2", report, &otf2)))
 		rc = 1;
 	if (!rc) {
@@ -188,6 +193,7 @@ main(void)
 			printf(", OTF2 %.1f MB", (double)otf2.bytes / 1e6);
 		printf("\n");
 		print("json", &json);
+		print("perfetto", &pf);
 		if (o2 && o2->create)
 			print("otf2", &otf2);
 		else

@@ -29,6 +29,8 @@ merge_usage(FILE *out)
 	    "                       otf2: PREFIX-otf2/traces.otf2 (Vampir)\n"
 	    "                       json: PREFIX.json (Perfetto, "
 	    "chrome://tracing)\n"
+	    "                       perfetto: PREFIX.pftrace (Perfetto's "
+	    "protobuf)\n"
 	    "                       html: PREFIX.html (timeline picture; "
 	    "dwork view\n"
 	    "                       has its options)\n"

@@ -24,6 +24,7 @@ static const mg_format formats[] = {
     {"prv", "%s.prv (.pcf, .row)", prv_writer_new, NULL},
     {"otf2", "%s-otf2/traces.otf2", OTF2_NEW, OTF2_MISSING},
     {"json", "%s.json", json_writer_new, NULL},
+    {"perfetto", "%s.pftrace", perfetto_writer_new, NULL},
     {"html", "%s.html", html_writer_new, NULL},
 };
 

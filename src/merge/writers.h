@@ -48,5 +48,7 @@ dw_err mg_writers_new(const mg_format *const *fmts, size_t n,
 /* The writers of the formats (each in its own files). */
 dw_err json_writer_new(const char *prefix, mg_writer **out);
 dw_err otf2_writer_new(const char *prefix, mg_writer **out);
+/* Perfetto's protobuf trace, PREFIX.pftrace (merge/perfetto.c). */
+dw_err perfetto_writer_new(const char *prefix, mg_writer **out);
 
 #endif
