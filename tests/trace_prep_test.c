@@ -144,7 +144,7 @@ test_sequential(void)
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s", tmp);
 	start(dir, "prep");
-	CHECK_EQ_U64(count_suffix(dir, ".dwt-spare"), 1);
+	CHECK(count_suffix(dir, ".dwt-spare") >= 1); /* ready at init */
 	struct first f[NTH];
 	for (int i = 0; i < NTH; i++) {
 		f[i] = (struct first){.value = 10u + (unsigned)i};

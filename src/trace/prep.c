@@ -31,12 +31,16 @@
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t prep_work = PTHREAD_COND_INITIALIZER; /* to helper */
 static pthread_cond_t prep_done = PTHREAD_COND_INITIALIZER; /* from it */
-static int prep_running;       /* a helper thread exists (in this process) */
-static uint64_t prep_gen;      /* session the kit and requests belong to */
-static int prep_kit_want;      /* a kit is wanted */
-static int prep_kit_busy;      /* the helper is making it */
-static int prep_kit_fails;     /* consecutive failures: stop trying */
-static struct buf *prep_kit;   /* the kit: fd, hdr, spare, path set */
+static int prep_running;   /* a helper thread exists (in this process) */
+static uint64_t prep_gen;  /* session the kit and requests belong to */
+static int prep_kit_want;  /* a kit is wanted */
+static int prep_kit_busy;  /* the helper is making it */
+static int prep_kit_fails; /* consecutive failures: stop trying */
+/* Kits ready (fd, hdr, spare, path set), linked by next: two, so that
+ * two threads started at once both find one. */
+#define PREP_KITS 2
+static struct buf *prep_kits;
+static unsigned prep_nkits;
 static struct buf *prep_names; /* taken kits whose files want a name */
 static int prep_name_busy;     /* the helper is naming one */
 /* Full segments to unmap: tearing down 16 MB of page tables takes about
@@ -120,6 +124,17 @@ prep_kit_free(struct buf *k, int remove)
 	free(k);
 }
 
+static void
+prep_kits_free(int remove)
+{
+	while (prep_kits) {
+		struct buf *k = prep_kits;
+		prep_kits = k->next;
+		prep_kit_free(k, remove);
+	}
+	prep_nkits = 0;
+}
+
 /* The session's strings and clock are fixed while it runs, so the
  * header is filled without trc.lock; the taker writes the identity. */
 static struct buf *
@@ -155,9 +170,11 @@ prep_one_kit(uint64_t gen)
 {
 	struct buf *k = prep_make_kit(gen);
 	pthread_mutex_lock(&prep_lock);
-	if (k && gen == prep_gen && !prep_kit) {
-		prep_kit = k;
+	if (k && gen == prep_gen && prep_nkits < PREP_KITS) {
+		k->next = prep_kits;
+		prep_kits = k;
 		prep_kit_fails = 0;
+		prep_kit_want |= ++prep_nkits < PREP_KITS;
 	} else {
 		if (k)
 			prep_kit_free(k, 1);
@@ -265,7 +282,8 @@ prep_main(void *arg)
 			pthread_mutex_unlock(&prep_lock);
 			munmap(m, len);
 			pthread_mutex_lock(&prep_lock);
-		} else if (prep_kit_want && !prep_kit_busy && !prep_kit) {
+		} else if (prep_kit_want && !prep_kit_busy &&
+		           prep_nkits < PREP_KITS) {
 			prep_kit_want = 0;
 			/* counted against the cap when a thread takes it */
 			if (prep_kit_fails > 2)
@@ -380,9 +398,14 @@ struct buf *
 prep_take_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	struct buf *k = prep_gen == trc.gen ? prep_kit : NULL;
+	/* one being made is nearer done than one started here */
+	while (!prep_nkits && prep_kit_busy && prep_gen == trc.gen)
+		pthread_cond_wait(&prep_done, &prep_lock);
+	struct buf *k = prep_gen == trc.gen ? prep_kits : NULL;
 	if (k) {
-		prep_kit = NULL;
+		prep_kits = k->next;
+		prep_nkits--;
+		k->next = NULL;
 		if (prep_reserve()) { /* at the cap: the usual path decides */
 			prep_kit_free(k, 1);
 			k = NULL;
@@ -412,7 +435,7 @@ void
 prep_wait_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_running && prep_gen && !prep_kit && prep_kit_fails <= 2 &&
+	while (prep_running && prep_gen && !prep_nkits && prep_kit_fails <= 2 &&
 	       (prep_kit_want || prep_kit_busy))
 		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
@@ -454,9 +477,7 @@ prep_fini(void)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	prep_kit_want = 0;
 	prep_gen = 0;
-	if (prep_kit)
-		prep_kit_free(prep_kit, 1);
-	prep_kit = NULL;
+	prep_kits_free(1);
 	struct buf *names = prep_names;
 	prep_names = NULL;
 	pthread_mutex_unlock(&prep_lock);
@@ -493,7 +514,5 @@ prep_fork_child(void)
 	prep_gen = 0;
 	prep_names = NULL; /* the parent's buffers, forgotten */
 	prep_name_busy = 0;
-	if (prep_kit) /* the parent's: unmapped here, its file kept */
-		prep_kit_free(prep_kit, 0);
-	prep_kit = NULL;
+	prep_kits_free(0); /* the parent's: unmapped here, files kept */
 }
