@@ -268,7 +268,8 @@ prep_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prep_lock);
-	/* a kit first: threads start soon after init, while a segment
+	/* names first (until then a crash hides the thread's records),
+	 * then one kit: threads start soon after init, while a segment
 	 * just started takes long to fill */
 	for (;;) {
 		struct buf *b = prep_find();
@@ -283,7 +284,9 @@ prep_main(void *arg)
 			munmap(m, len);
 			pthread_mutex_lock(&prep_lock);
 		} else if (prep_kit_want && !prep_kit_busy &&
-		           prep_nkits < PREP_KITS) {
+		           prep_nkits < PREP_KITS && (!prep_nkits || !b)) {
+			/* the second kit (for a burst of threads) after the
+			 * next segment of a thread that is recording */
 			prep_kit_want = 0;
 			/* counted against the cap when a thread takes it */
 			if (prep_kit_fails > 2)
