@@ -244,6 +244,7 @@ buf_register(uint64_t now)
 {
 	uint64_t t0, ns0;
 	clk_pair(&t0, &ns0); /* the thread's start, before its file exists */
+	prep_await_kit();
 	pthread_mutex_lock(&trc.lock);
 	struct buf *b = NULL;
 	if (!trc_on)

@@ -401,9 +401,6 @@ struct buf *
 prep_take_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	/* one being made is nearer done than one started here */
-	while (!prep_nkits && prep_kit_busy && prep_gen == trc.gen)
-		pthread_cond_wait(&prep_done, &prep_lock);
 	struct buf *k = prep_gen == trc.gen ? prep_kits : NULL;
 	if (k) {
 		prep_kits = k->next;
@@ -431,6 +428,15 @@ prep_name_later(struct buf *b)
 	prep_names = b;
 	prep_start();
 	pthread_cond_signal(&prep_work);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_await_kit(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (!prep_nkits && prep_kit_busy && prep_gen)
+		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
 }
 

@@ -151,6 +151,9 @@ struct buf *prep_take_kit(void);
 /* The helper renames b's file to the thread's name and writes its
  * pending calibration pair, off the recording thread. */
 void prep_name_later(struct buf *b);
+/* When no kit is ready but one is being made, waits for it: it is nearer
+ * done than one started by the caller.  Call without trc.lock. */
+void prep_await_kit(void);
 /* Waits until the helper has prepared the next thread's buffer (or
  * failed to), so that a thread started after init finds it ready; call
  * without trc.lock. */
