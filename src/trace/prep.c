@@ -203,8 +203,11 @@ prep_name_file(struct buf *b)
 		e = renameat2(AT_FDCWD, b->path, AT_FDCWD, to, RENAME_NOREPLACE)
 		        ? errno
 		        : 0;
-		if (e == EINVAL || e == ENOSYS) /* no RENAME_NOREPLACE here */
-			e = link(b->path, to) ? errno : unlink(b->path) * 0;
+		if (e == EINVAL || e == ENOSYS) { /* no RENAME_NOREPLACE */
+			e = link(b->path, to) ? errno : 0;
+			if (e == 0)
+				unlink(b->path);
+		}
 		if (e == 0) {
 			memcpy(b->path, to, sizeof to);
 			return;
@@ -274,8 +277,7 @@ prep_main(void *arg)
 	for (;;) {
 		struct buf *b = prep_find();
 		if (prep_names) {
-			prep_name_one(); /* first: until then a crash loses it
-			                  */
+			prep_name_one();
 		} else if (prep_nold) {
 			prep_nold--;
 			void *m = prep_old[prep_nold];
