@@ -153,6 +153,35 @@ missing_var(void)
 	free(msg);
 }
 
+/* As Extrae: <trace-prefix> names the files only with enabled="yes"
+ * written out; without it (or with "no") they are named TRACE. */
+static void
+prefix_rule(void)
+{
+	static const char *const forms[] = {
+	    "<trace-prefix enabled=\"yes\">named</trace-prefix>",
+	    "<trace-prefix>named</trace-prefix>",
+	    "<trace-prefix enabled=\"no\">named</trace-prefix>",
+	};
+	static const char *const want[] = {"named", "TRACE", "TRACE"};
+	for (int i = 0; i < 3; i++) {
+		char text[600], dir[32];
+		snprintf(dir, sizeof dir, "prefix%d", i);
+		snprintf(text, sizeof text,
+		         "<trace enabled=\"yes\"><storage enabled=\"yes\">%s"
+		         "<final-directory enabled=\"yes\">$XT_BASE$/%s"
+		         "</final-directory></storage></trace>",
+		         forms[i], dir);
+		free(init_with(text));
+		CHECK(Extrae_is_initialized() ==
+		      EXTRAE_INITIALIZED_EXTRAE_INIT);
+		Extrae_fini();
+		struct xt_trace tr = xt_load(path(dir));
+		CHECK(tr.n == 1 && xt_streq(tr.p[0].hdr.program, want[i]));
+		xt_free(&tr);
+	}
+}
+
 /* Refused, tracing off, one message naming the problem. */
 static void
 refused(const char *text, const char *expect)
@@ -200,6 +229,7 @@ main(void)
 	full();
 	if (have_xml) { /* else the variables rule: checked in full() */
 		missing_var();
+		prefix_rule();
 		bad_files();
 	}
 	tu_rmtree(base);

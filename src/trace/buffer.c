@@ -202,16 +202,41 @@ buf_fail(struct buf *b, int err)
 	buf_lose(b, err);
 }
 
-/* A file prepared ahead, when one is ready and the thread's name is
- * free (a thread id callback may repeat ids: then the usual path). */
-static int
-buf_take_kit(struct buf *b)
+/* A buffer prepared ahead: no system call here, its file is named and
+ * the pair written by the helper. */
+static struct buf *
+buf_from_kit(uint32_t thread)
 {
-	snprintf(b->path, sizeof b->path, "%s.%u.dwt", trc.prefix, b->thread);
-	if (access(b->path, F_OK) == 0 || prep_take_kit(b) != 0)
-		return -1;
-	lbl_put_header(b->hdr, FMT_FILE_THREAD, b->thread);
-	return 0;
+	struct buf *b = prep_take_kit();
+	if (!b)
+		return NULL;
+	b->thread = thread;
+	lbl_header_ids(b->hdr, thread);
+	lbl_seal_header(b->hdr, FMT_FILE_THREAD);
+	clk_pair(&b->cal_ticks, &b->cal_ns);
+	b->cal_pending = 1;
+	prep_name_later(b);
+	return b;
+}
+
+/* The usual path: the file made here, the pair written here. */
+static struct buf *
+buf_made_here(uint32_t thread)
+{
+	struct buf *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	b->fd = -1;
+	b->thread = thread;
+	if (buf_open_file(b) != DW_OK)
+		b->retry_at = 0;
+	uint64_t t, ns;
+	clk_pair(&t, &ns);
+	unsigned char pl[16];
+	fmt_put_u64(pl, t);
+	fmt_put_u64(pl + 8, ns);
+	lbl_write(FMT_L_CALIB, pl, sizeof pl);
+	return b;
 }
 
 static struct buf *
@@ -219,33 +244,30 @@ buf_register(uint64_t now)
 {
 	uint64_t t0, ns0;
 	clk_pair(&t0, &ns0); /* the thread's start, before its file exists */
+	prep_await_kit();
 	pthread_mutex_lock(&trc.lock);
 	struct buf *b = NULL;
-	if (!trc_on || !(b = calloc(1, sizeof *b)))
+	if (!trc_on)
 		goto out;
 	if (trc.need_pfile) { /* the first record after a fork */
 		lbl_pfile_create();
 		prep_session(trc.gen);
 	}
-	b->gen = trc.gen;
-	b->fd = -1;
-	b->last = now;
-	b->reg_ticks = t0;
-	b->reg_ns = ns0;
-	b->thread = trc.thread_fn ? trc.thread_fn() : trc.next_thread;
+	uint32_t thread = trc.thread_fn ? trc.thread_fn() : trc.next_thread;
 	trc.next_thread++;
 	trc.nthreads++;
 	trc_refresh_identity();
-	if (buf_take_kit(b) != 0 && buf_open_file(b) != DW_OK)
-		b->retry_at = 0;
+	if (!(b = buf_from_kit(thread)) && !(b = buf_made_here(thread))) {
+		trc.next_thread--;
+		trc.nthreads--;
+		goto out;
+	}
+	b->gen = trc.gen;
+	b->last = now;
+	b->reg_ticks = t0;
+	b->reg_ns = ns0;
 	b->next = trc.bufs;
 	trc.bufs = b;
-	uint64_t t, ns;
-	clk_pair(&t, &ns);
-	unsigned char pl[16];
-	fmt_put_u64(pl, t);
-	fmt_put_u64(pl + 8, ns);
-	lbl_write(FMT_L_CALIB, pl, sizeof pl);
 	pthread_setspecific(trc_key, b);
 out:
 	pthread_mutex_unlock(&trc.lock);

@@ -142,6 +142,7 @@ xtr_start(void)
 	xtr_paused = 0;
 	xtr_apply_active();
 	xtr_begin();
+	prep_wait_kit(); /* xtr_begin's records took the first one */
 }
 
 /* A second initialisation (by hand after the automatic one, or after the

@@ -262,8 +262,7 @@ xcfg_load(struct xcfg *x)
 			    file && *file
 			        ? "EXTRAE_CONFIG_FILE could not be used and "
 			          "EXTRAE_ON is NOT set"
-			        : "neither EXTRAE_ON nor EXTRAE_CONFIG_FILE "
-			          "are set");
+			        : "EXTRAE_ON is NOT set"); /* as 5.1.2 says */
 		if (cfg_bool(on, &v) == 0 && !v)
 			return xcfg_not_configured("EXTRAE_ON is NOT enabled");
 		e = xcfg_env(x);

@@ -19,10 +19,10 @@ lbl_put_str(unsigned char *p, const char *s, size_t n)
 	memcpy(p, s, l);
 }
 
-/* Fills a header page; the magic goes last so a half-made header is not
- * taken for a valid one. */
+/* Fills a header page but for its identity and magic: the file is not
+ * valid yet. */
 void
-lbl_put_header(unsigned char *h, int kind, uint32_t thread)
+lbl_fill_header(unsigned char *h, int kind)
 {
 	fmt_put_u16(h + FMT_H_VMAJOR, FMT_VERSION_MAJOR);
 	fmt_put_u16(h + FMT_H_VMINOR, FMT_VERSION_MINOR);
@@ -33,10 +33,6 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	fmt_put_u64(h + FMT_H_UID, trc.uid);
 	fmt_put_u32(h + FMT_H_PID, (uint32_t)trc.pid);
 	fmt_put_u32(h + FMT_H_PPID, (uint32_t)getppid());
-	fmt_put_u32(h + FMT_H_TASK, trc.task);
-	fmt_put_u32(h + FMT_H_NTASKS, trc.ntasks);
-	fmt_put_u32(h + FMT_H_THREAD, thread);
-	fmt_put_u32(h + FMT_H_NTHREADS, trc.nthreads);
 	fmt_put_u32(h + FMT_H_CLOCK,
 	            clk_use_tsc ? FMT_CLOCK_TSC : FMT_CLOCK_MONO_RAW);
 	fmt_put_u32(h + FMT_H_FLAGS,
@@ -50,11 +46,35 @@ lbl_put_header(unsigned char *h, int kind, uint32_t thread)
 	lbl_put_str(h + FMT_H_HOST, trc.host, 64);
 	lbl_put_str(h + FMT_H_PROGRAM, trc.program, 64);
 	lbl_put_str(h + FMT_H_BOOT_ID, trc.boot_id, 40);
+}
+
+void
+lbl_header_ids(unsigned char *h, uint32_t thread)
+{
+	fmt_put_u32(h + FMT_H_TASK, trc.task);
+	fmt_put_u32(h + FMT_H_NTASKS, trc.ntasks);
+	fmt_put_u32(h + FMT_H_THREAD, thread);
+	fmt_put_u32(h + FMT_H_NTHREADS, trc.nthreads);
+}
+
+/* The magic goes last, so a half-made header is not taken for a valid
+ * one. */
+void
+lbl_seal_header(unsigned char *h, int kind)
+{
 	uint64_t magic;
 	memcpy(&magic,
 	       kind == FMT_FILE_PROCESS ? FMT_MAGIC_PROCESS : FMT_MAGIC_THREAD,
 	       8);
 	__atomic_store_n((uint64_t *)h, magic, __ATOMIC_RELEASE);
+}
+
+void
+lbl_put_header(unsigned char *h, int kind, uint32_t thread)
+{
+	lbl_fill_header(h, kind);
+	lbl_header_ids(h, thread);
+	lbl_seal_header(h, kind);
 }
 
 /* Appends one TLV to the process file in a single write. */

@@ -6,9 +6,11 @@
  *   the current one is full, the record that finds it full only swaps
  *   pointers;
  * - the unmapping of full segments;
- * - a "kit" for the next thread to register: its file (under a name the
- *   reader ignores, renamed when a thread takes it), header page and
- *   first segment.
+ * - a "kit" for the next thread to register: its struct buf, its file
+ *   (under a name the reader ignores), header page (filled, not sealed)
+ *   and first segment, so that registering takes no system call;
+ * - the naming of a taken kit's file (a rename costs 50-100 us on ext4)
+ *   and the calibration pair of its registration (a write).
  *
  * What the helper prepared and nobody used is given back at fini (cut
  * from the file, or the kit's file removed), so the files end as they
@@ -34,11 +36,13 @@ static uint64_t prep_gen;  /* session the kit and requests belong to */
 static int prep_kit_want;  /* a kit is wanted */
 static int prep_kit_busy;  /* the helper is making it */
 static int prep_kit_fails; /* consecutive failures: stop trying */
-static struct prep_kit {
-	int fd;
-	unsigned char *hdr, *seg;
-	char path[PATH_MAX];
-} prep_kit = {.fd = -1};
+/* Kits ready (fd, hdr, spare, path set), linked by next: two, so that
+ * two threads started at once both find one. */
+#define PREP_KITS 2
+static struct buf *prep_kits;
+static unsigned prep_nkits;
+static struct buf *prep_names; /* taken kits whose files want a name */
+static int prep_name_busy;     /* the helper is naming one */
 /* Full segments to unmap: tearing down 16 MB of page tables takes about
  * a millisecond, which the helper pays instead of the recording thread. */
 #define PREP_OLD 8
@@ -106,63 +110,148 @@ prep_one_segment(struct buf *b, uint64_t idx)
 	pthread_mutex_unlock(&prep_lock);
 }
 
-static int
-prep_make_kit(struct prep_kit *k, uint64_t gen)
+static void
+prep_kit_free(struct buf *k, int remove)
+{
+	if (k->spare)
+		munmap(k->spare, trc.cfg.segment_size);
+	if (k->hdr)
+		munmap(k->hdr, FMT_HEADER_PAGE);
+	if (k->fd >= 0)
+		close(k->fd);
+	if (k->fd >= 0 && remove)
+		unlink(k->path);
+	free(k);
+}
+
+static void
+prep_kits_free(int remove)
+{
+	while (prep_kits) {
+		struct buf *k = prep_kits;
+		prep_kits = k->next;
+		prep_kit_free(k, remove);
+	}
+	prep_nkits = 0;
+}
+
+/* The session's strings and clock are fixed while it runs, so the
+ * header is filled without trc.lock; the taker writes the identity. */
+static struct buf *
+prep_make_kit(uint64_t gen)
 {
 	static unsigned n;
+	struct buf *k = calloc(1, sizeof *k);
+	if (!k)
+		return NULL;
 	snprintf(k->path, sizeof k->path, "%s.kit%u.dwt-spare", trc.prefix,
 	         n++);
 	k->fd = open(k->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (k->fd < 0)
-		return -1;
-	if (posix_fallocate(k->fd, 0, FMT_HEADER_PAGE) == 0)
+	if (k->fd >= 0 && posix_fallocate(k->fd, 0, FMT_HEADER_PAGE) == 0)
 		k->hdr = mmap(NULL, FMT_HEADER_PAGE, PROT_READ | PROT_WRITE,
 		              MAP_SHARED, k->fd, 0);
 	if (k->hdr == MAP_FAILED)
 		k->hdr = NULL;
-	if (k->hdr && gen == trc.gen)
-		k->seg = prep_map(k->fd, 0);
-	if (k->seg)
-		return 0;
-	if (k->hdr)
-		munmap(k->hdr, FMT_HEADER_PAGE);
-	close(k->fd);
-	unlink(k->path);
-	k->fd = -1;
-	k->hdr = NULL;
-	return -1;
-}
-
-static void
-prep_kit_release(struct prep_kit *k, int remove)
-{
-	if (k->fd < 0)
-		return;
-	munmap(k->seg, trc.cfg.segment_size);
-	munmap(k->hdr, FMT_HEADER_PAGE);
-	close(k->fd);
-	if (remove)
-		unlink(k->path);
-	*k = (struct prep_kit){.fd = -1};
+	if (k->hdr && gen == __atomic_load_n(&trc.gen, __ATOMIC_RELAXED)) {
+		lbl_fill_header(k->hdr, FMT_FILE_THREAD);
+		k->spare = prep_map(k->fd, 0);
+	}
+	if (k->spare) {
+		k->gen = gen;
+		k->nseg = 1;
+		return k;
+	}
+	prep_kit_free(k, 1);
+	return NULL;
 }
 
 static void
 prep_one_kit(uint64_t gen)
 {
-	struct prep_kit k = {.fd = -1};
-	int ok = prep_make_kit(&k, gen) == 0;
+	struct buf *k = prep_make_kit(gen);
 	pthread_mutex_lock(&prep_lock);
-	if (ok && gen == prep_gen && prep_kit.fd < 0) {
-		prep_kit = k;
+	if (k && gen == prep_gen && prep_nkits < PREP_KITS) {
+		k->next = prep_kits;
+		prep_kits = k;
 		prep_kit_fails = 0;
+		prep_kit_want |= ++prep_nkits < PREP_KITS;
 	} else {
-		if (ok)
-			prep_kit_release(&k, 1);
-		prep_kit_fails += !ok;
+		if (k)
+			prep_kit_free(k, 1);
+		prep_kit_fails += !k;
 	}
 	prep_kit_busy = 0;
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
+}
+
+/* Renames a taken kit's file to its thread's name; a name in use (a
+ * thread id callback may repeat ids) gets a suffix, as buf_create_file
+ * does.  Only the helper, or fini once the helper is idle, calls it. */
+static void
+prep_name_file(struct buf *b)
+{
+	char to[PATH_MAX];
+	int e = 0;
+	for (int i = 0; i < 100; i++) {
+		if (i == 0)
+			snprintf(to, sizeof to, "%s.%u.dwt", trc.prefix,
+			         b->thread);
+		else
+			snprintf(to, sizeof to, "%s.%u-%d.dwt", trc.prefix,
+			         b->thread, i);
+		e = renameat2(AT_FDCWD, b->path, AT_FDCWD, to, RENAME_NOREPLACE)
+		        ? errno
+		        : 0;
+		if (e == EINVAL || e == ENOSYS) { /* no RENAME_NOREPLACE */
+			e = link(b->path, to) ? errno : 0;
+			if (e == 0)
+				unlink(b->path);
+		}
+		if (e == 0) {
+			memcpy(b->path, to, sizeof to);
+			return;
+		}
+		if (e != EEXIST)
+			break;
+	}
+	trc_err("cannot name the file of thread %u ('%s'): %s", b->thread,
+	        b->path, strerror(e));
+}
+
+/* The registration's calibration pair, unless fini wrote it. */
+static void
+prep_write_calib(struct buf *b)
+{
+	if (!b->cal_pending)
+		return;
+	unsigned char pl[16];
+	fmt_put_u64(pl, b->cal_ticks);
+	fmt_put_u64(pl + 8, b->cal_ns);
+	if (b->gen == trc.gen)
+		lbl_write(FMT_L_CALIB, pl, sizeof pl);
+	b->cal_pending = 0;
+}
+
+/* Names the first file on the list (prep_lock held, and again on
+ * return); the pair is written under trc.lock, taken with no job
+ * marked busy, since fini waits for busy jobs holding trc.lock. */
+static void
+prep_name_one(void)
+{
+	struct buf *b = prep_names;
+	prep_names = b->name_next;
+	prep_name_busy = 1;
+	pthread_mutex_unlock(&prep_lock);
+	prep_name_file(b);
+	pthread_mutex_lock(&prep_lock);
+	prep_name_busy = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	pthread_mutex_lock(&trc.lock);
+	prep_write_calib(b);
+	pthread_mutex_unlock(&trc.lock);
+	pthread_mutex_lock(&prep_lock);
 }
 
 /* A buffer of this session whose next segment is wanted (lock held). */
@@ -182,18 +271,24 @@ prep_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prep_lock);
-	/* a kit first: threads start soon after init, while a segment
+	/* names first (until then a crash hides the thread's records),
+	 * then one kit: threads start soon after init, while a segment
 	 * just started takes long to fill */
 	for (;;) {
 		struct buf *b = prep_find();
-		if (prep_nold) {
+		if (prep_names) {
+			prep_name_one();
+		} else if (prep_nold) {
 			prep_nold--;
 			void *m = prep_old[prep_nold];
 			size_t len = prep_old_len[prep_nold];
 			pthread_mutex_unlock(&prep_lock);
 			munmap(m, len);
 			pthread_mutex_lock(&prep_lock);
-		} else if (prep_kit_want && !prep_kit_busy && prep_kit.fd < 0) {
+		} else if (prep_kit_want && !prep_kit_busy &&
+		           prep_nkits < PREP_KITS && (!prep_nkits || !b)) {
+			/* the second kit (for a burst of threads) after the
+			 * next segment of a thread that is recording */
 			prep_kit_want = 0;
 			/* counted against the cap when a thread takes it */
 			if (prep_kit_fails > 2)
@@ -304,38 +399,57 @@ prep_own_done(struct buf *b)
 	pthread_mutex_unlock(&prep_lock);
 }
 
-int
-prep_take_kit(struct buf *b)
+struct buf *
+prep_take_kit(void)
 {
-	struct prep_kit k;
 	pthread_mutex_lock(&prep_lock);
-	k = prep_kit;
-	if (k.fd >= 0 && prep_gen == b->gen) {
-		prep_kit = (struct prep_kit){.fd = -1};
-		if (prep_reserve()) /* at the cap: the usual path decides */
-			prep_kit_release(&k, 1);
-	} else {
-		k.fd = -1;
+	struct buf *k = prep_gen == trc.gen ? prep_kits : NULL;
+	if (k) {
+		prep_kits = k->next;
+		prep_nkits--;
+		k->next = NULL;
+		if (prep_reserve()) { /* at the cap: the usual path decides */
+			prep_kit_free(k, 1);
+			k = NULL;
+		}
 	}
 	prep_kit_want = 1;
+	if (!k) /* else prep_name_later wakes the helper */
+		pthread_cond_signal(&prep_work);
+	pthread_mutex_unlock(&prep_lock);
+	if (k)
+		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+	return k;
+}
+
+void
+prep_name_later(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	b->name_next = prep_names;
+	prep_names = b;
+	prep_start();
 	pthread_cond_signal(&prep_work);
 	pthread_mutex_unlock(&prep_lock);
-	if (k.fd < 0)
-		return -1;
-	if (rename(k.path, b->path)) {
-		pthread_mutex_lock(&prep_lock);
-		prep_kit_release(&k, 1);
-		prep_unreserve();
-		pthread_mutex_unlock(&prep_lock);
-		return -1;
-	}
-	b->fd = k.fd;
-	b->hdr = k.hdr;
-	b->nseg = 1;
-	b->spare = k.seg;
-	b->spare_idx = 0;
-	__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
-	return 0;
+}
+
+void
+prep_await_kit(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (!prep_nkits && prep_kit_busy && prep_gen)
+		pthread_cond_wait(&prep_done, &prep_lock);
+	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_wait_kit(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (prep_running && prep_gen && !prep_nkits && prep_kit_fails <= 2 &&
+	       (prep_kit_want || prep_kit_busy))
+		pthread_cond_wait(&prep_done, &prep_lock);
+	pthread_mutex_unlock(&prep_lock);
 }
 
 /* b's spare segment, unused: cut from the end of its file (lock held). */
@@ -370,12 +484,18 @@ void
 prep_fini(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_kit_busy)
+	while (prep_kit_busy || prep_name_busy)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	prep_kit_want = 0;
 	prep_gen = 0;
-	prep_kit_release(&prep_kit, 1);
+	prep_kits_free(1);
+	struct buf *names = prep_names;
+	prep_names = NULL;
 	pthread_mutex_unlock(&prep_lock);
+	for (; names; names = names->name_next)
+		prep_name_file(names);
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		prep_write_calib(b);
 }
 
 void
@@ -403,5 +523,7 @@ prep_fork_child(void)
 	prep_kit_busy = 0;
 	prep_kit_want = 0;
 	prep_gen = 0;
-	prep_kit_release(&prep_kit, 0);
+	prep_names = NULL; /* the parent's buffers, forgotten */
+	prep_name_busy = 0;
+	prep_kits_free(0); /* the parent's: unmapped here, files kept */
 }

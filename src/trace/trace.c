@@ -242,6 +242,8 @@ dwt_init(const dwt_config *cfg)
 	prep_session(trc.gen);
 out:
 	pthread_mutex_unlock(&trc.lock);
+	if (err == DW_OK && c.enabled)
+		prep_wait_kit(); /* a thread's first record finds its file */
 	return err;
 }
 

@@ -55,6 +55,12 @@ struct buf {
 	int spare_want;       /* asked for */
 	int spare_busy;       /* being made (by the helper or the owner) */
 	int spare_failed;     /* do not prepare any more */
+	/* prep.c: a prepared file is named by the helper once its thread
+	 * took it; the pair of the registration is written then (trc.lock,
+	 * or at fini) */
+	struct buf *name_next; /* in the list of files to name */
+	int cal_pending;       /* cal_ticks, cal_ns not written yet */
+	uint64_t cal_ticks, cal_ns;
 	char path[PATH_MAX];
 	struct buf *next;
 };
@@ -122,6 +128,12 @@ void lbl_pfile_identity(int changed);
 void lbl_write_modules(void);
 void lbl_free_all(void);
 void lbl_put_header(unsigned char *h, int kind, uint32_t thread);
+/* lbl_put_header in steps, for a file prepared ahead: all but the
+ * identity and the magic; the identity (task, thread, counts); the
+ * magic, last. */
+void lbl_fill_header(unsigned char *h, int kind);
+void lbl_header_ids(unsigned char *h, uint32_t thread);
+void lbl_seal_header(unsigned char *h, int kind);
 
 /* prep.c: segments and thread files prepared ahead by a helper thread */
 void prep_session(uint64_t gen); /* dwt_init: a new session */
@@ -131,9 +143,21 @@ void prep_want_segment(struct buf *b);
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 void prep_own_done(struct buf *b);
 void prep_retire(void *m, size_t len); /* munmap, by the helper */
-/* Gives b (its path and thread set) a prepared file, header page and
- * first segment (as its spare): 0, or -1 when none is ready. */
-int prep_take_kit(struct buf *b);
+/* A prepared buffer (trc.lock held): its file (under a spare name), its
+ * header filled but not sealed, its first segment as its spare; NULL
+ * when none is ready.  The caller sets its thread and calls
+ * prep_name_later. */
+struct buf *prep_take_kit(void);
+/* The helper renames b's file to the thread's name and writes its
+ * pending calibration pair, off the recording thread. */
+void prep_name_later(struct buf *b);
+/* When no kit is ready but one is being made, waits for it: it is nearer
+ * done than one started by the caller.  Call without trc.lock. */
+void prep_await_kit(void);
+/* Waits until the helper has prepared the next thread's buffer (or
+ * failed to), so that a thread started after init finds it ready; call
+ * without trc.lock. */
+void prep_wait_kit(void);
 void prep_release(struct buf *b); /* its spare given back; no more */
 void prep_fini(void);             /* the unused kit removed */
 void prep_fork_prepare(void);
