@@ -329,7 +329,7 @@ test_replay_golden(void)
 	REQUIRE(rp_state(r, 0, 0, 5, DWT_STATE_RUNNING) == DW_OK);
 	REQUIRE(rp_state(r, 1, 0, 8, DWT_STATE_RUNNING) == DW_OK);
 	REQUIRE(rp_state(r, 1, 8, 10, DWT_STATE_RUNNING) == DW_OK);
-	REQUIRE(rp_msg(r, 0, 1, 5, 8) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 5, 8, 9) == DW_OK);
 	REQUIRE(rp_run(r, &ideal) == DW_OK);
 	CHECK_EQ_U64(ideal, 10);
 	rp_free(r);
@@ -349,9 +349,9 @@ test_replay_golden(void)
 	REQUIRE(rp_state(r, 1, 5, 9, DWT_STATE_RUNNING) == DW_OK);
 	REQUIRE(rp_state(r, 1, 9, 17, DWT_STATE_IDLE) == DW_OK);
 	REQUIRE(rp_state(r, 1, 17, 18, DWT_STATE_RUNNING) == DW_OK);
-	REQUIRE(rp_msg(r, 0, 1, 2, 5) == DW_OK);
-	REQUIRE(rp_msg(r, 1, 0, 9, 12) == DW_OK);
-	REQUIRE(rp_msg(r, 0, 1, 14, 17) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 2, 5, 9) == DW_OK);
+	REQUIRE(rp_msg(r, 1, 0, 9, 12, 9) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 14, 17, 9) == DW_OK);
 	REQUIRE(rp_run(r, &ideal) == DW_OK);
 	CHECK_EQ_U64(ideal, 9);
 	rp_free(r);
