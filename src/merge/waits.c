@@ -88,7 +88,7 @@ func_before(const rp_thread *t, uint64_t x)
 
 /* What waiting for m's send was, and the function it was for. */
 static enum rp_cause
-late_cause(const rp_replay *r, const rp_m *m, uint64_t ws, uint64_t *func)
+late_cause(const rp_replay *r, const rp_m *m, uint64_t *func)
 {
 	switch (m->tag) {
 	case TAG_CALL:
@@ -99,20 +99,21 @@ late_cause(const rp_replay *r, const rp_m *m, uint64_t ws, uint64_t *func)
 		*func = func_before(&r->t[m->from], m->send);
 		return RP_CAUSE_WORK;
 	case TAG_ANSWER:
-		*func = func_at(&r->t[m->to], ws, 0);
+		*func = func_before(&r->t[m->from], m->send);
 		return RP_CAUSE_PRODUCER;
 	default:
-		*func = func_at(&r->t[m->to], ws, 0);
+		*func = func_before(&r->t[m->from], m->send);
 		return RP_CAUSE_SENDER;
 	}
 }
 
-/* The piece [a, m->recv] of a wait, ended by m. */
+/* The piece [a, m->recv] of a wait, ended by m: it waited for the
+ * send until m->send, for the transfer after. */
 static int
 piece(w_acc *acc, const rp_replay *r, const rp_m *m, uint64_t a)
 {
 	uint64_t func = 0, sent = m->send < m->recv ? m->send : m->recv;
-	enum rp_cause c = late_cause(r, m, a, &func);
+	enum rp_cause c = late_cause(r, m, &func);
 	rp_wait *w = w_get(acc, m->to, func);
 
 	if (!w)
