@@ -15,6 +15,7 @@
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
+#include "merge/html.h"
 #include "merge/replay.h"
 #include "merge/stats.h"
 #include "merge_synth.h"
@@ -420,6 +421,40 @@ test_chain(void)
 	check("chain", dir, &w);
 }
 
+/* The HTML view of test_handout, 10 px a ms: the path outlined on the
+ * master's row (thread 0) 0..15 ms and worker 3's executor (thread 6)
+ * 15..25 ms, one message line between them, the tree under the
+ * figures. */
+static void
+handout_html(const char *dir)
+{
+	char path[800];
+	html_opts o = {.width = 250};
+	mg_writer *w;
+	mg_opts mo = {.dir = dir};
+	rd_errlist errs;
+	char *doc;
+
+	snprintf(path, sizeof path, "%s.html", dir);
+	REQUIRE(html_writer_open(path, &o, &w) == DW_OK);
+	rd_errlist_init(&errs, stderr);
+	REQUIRE(mg_merge(&mo, w, &errs, NULL) == DW_OK);
+	mg_writer_free(w);
+	rd_errlist_free(&errs);
+	doc = mt_slurp(path);
+	REQUIRE(doc != NULL);
+	CHECK(strstr(doc, "<rect class=\"cp\" data-r=\"0\" data-a=\"0.00\" "
+	                  "data-b=\"150.00\"") != NULL);
+	CHECK(strstr(doc, "<rect class=\"cp\" data-r=\"6\" "
+	                  "data-a=\"150.00\" data-b=\"250.00\"") != NULL);
+	CHECK(strstr(doc, "<line class=\"cp\" data-f=\"0\" data-t=\"6\" "
+	                  "data-a=\"150.00\" data-b=\"150.00\"") != NULL);
+	CHECK(strstr(doc, "POP tree: PE 0.45 = LB 0.75 \xc3\x97 CommE 0.60 "
+	                  "(SerE 0.60 \xc3\x97 TrfE 1.00)") != NULL);
+	free(doc);
+	remove(path);
+}
+
 /*
  * The master is the bottleneck: it spends 5 ms of its own work on each
  * of three hand-outs (runs 0..15, sends an item at 5, 10, 15 to workers
@@ -477,6 +512,7 @@ test_handout(void)
 	cause("handout", s, 0, RP_CAUSE_NONE, 0);
 	near("handout", "T_ideal, work 2x faster", faster_ms(s, "work"), 20);
 	st_stats_free(s);
+	handout_html(dir);
 }
 
 /*
