@@ -148,7 +148,7 @@ test_strong(char dirs[3][700])
 	runs[1] = dirs[0];
 	runs[2] = dirs[1];
 	rd_errlist_init(&errs, stderr);
-	REQUIRE(sc_read(runs, 3, &errs, &t, err, sizeof err) == DW_OK);
+	REQUIRE(sc_read(runs, 3, SC_AUTO, &errs, &t, err, sizeof err) == DW_OK);
 	CHECK_EQ_U64(errs.n, 0);
 	check_table("strong", &t, w, false);
 	sc_free(&t);
@@ -181,7 +181,7 @@ test_weak(void)
 	run_dir("weak2", b, 2, dirs[1], sizeof dirs[1]);
 	run_dir("weak4", c, 4, dirs[2], sizeof dirs[2]);
 	rd_errlist_init(&errs, stderr);
-	REQUIRE(sc_read(runs, 3, &errs, &t, err, sizeof err) == DW_OK);
+	REQUIRE(sc_read(runs, 3, SC_AUTO, &errs, &t, err, sizeof err) == DW_OK);
 	check_table("weak", &t, w, true);
 	sc_free(&t);
 	rd_errlist_free(&errs);
@@ -234,6 +234,17 @@ test_command(char dirs[3][700])
 	CHECK(strstr(got, "strong scaling") != NULL);
 	free(got);
 
+	/* forced weak on the strong runs: CompScal of 4 = (120/1)/(132/4) */
+	snprintf(args, sizeof args, "%s %s %s --json --weak", dirs[0], dirs[1],
+	         dirs[2]);
+	CHECK_EQ_U64(tool(args, out), 0);
+	got = slurp(out);
+	REQUIRE(got != NULL);
+	CHECK(strstr(got, "\"scaling\": \"weak\"") != NULL);
+	CHECK(strstr(got, "\"computation_scalability\": 3.636364") != NULL);
+	free(got);
+	snprintf(args, sizeof args, "%s --weak --strong", dirs[0]);
+	CHECK_EQ_U64(tool(args, out), 2);
 	CHECK_EQ_U64(tool("", out), 2);
 	snprintf(args, sizeof args, "%s/nothing", scratch);
 	CHECK_EQ_U64(tool(args, out), 3);

@@ -16,6 +16,7 @@ struct sc_args {
 	const char **runs;
 	size_t nruns;
 	enum sc_fmt fmt;
+	enum sc_mode mode;
 	const char *html;
 };
 
@@ -24,13 +25,14 @@ scaling_usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: dwork stats --scaling RUN... [--csv | --json] "
-	        "[--html FILE]\n\n"
+	        "[--html FILE]\n                   [--strong | --weak]\n\n"
 	        "Each RUN is a trace directory or a merged .prv of the same "
 	        "program at a\ndifferent number of workers. Prints per run "
 	        "PE, LB, CommE, SerE, TrfE,\nthe computation scalability "
 	        "(strong or weak, detected from the useful\ntime) and the "
 	        "global efficiency; --html FILE also writes a page that\n"
-	        "plots them against the workers.\n");
+	        "plots them against the workers. --strong or --weak gives "
+	        "the kind of\nscaling instead of detecting it.\n");
 }
 
 static int
@@ -57,6 +59,15 @@ scaling_parse(int argc, char **argv, struct sc_args *a)
 			return CMD_OK;
 		} else if (!strcmp(s, "--scaling")) {
 			continue;
+		} else if (!strcmp(s, "--strong") || !strcmp(s, "--weak")) {
+			enum sc_mode m = s[2] == 's' ? SC_STRONG : SC_WEAK;
+
+			if (a->mode != SC_AUTO && a->mode != m) {
+				fprintf(stderr, "dwork stats: --strong and "
+				                "--weak exclude each other\n");
+				return CMD_USAGE;
+			}
+			a->mode = m;
 		} else if (!strcmp(s, "--csv") || !strcmp(s, "--json")) {
 			rc = scaling_fmt(a, s[2] == 'c' ? S_CSV : S_JSON);
 		} else if (!strcmp(s, "--html")) {
@@ -116,7 +127,7 @@ scaling_run(struct sc_args *a)
 		if ((rc = cmd_trace_check("stats", a->runs[i])) >= 0)
 			return rc;
 	rd_errlist_init(&errs, stderr);
-	e = sc_read(a->runs, a->nruns, &errs, &t, err, sizeof err);
+	e = sc_read(a->runs, a->nruns, a->mode, &errs, &t, err, sizeof err);
 	if (e != DW_OK) {
 		fprintf(stderr, "dwork stats --scaling: %s\n",
 		        err[0] ? err : dw_strerror(e));

@@ -60,11 +60,12 @@ detect_weak(const sc_table *t)
 }
 
 static void
-derive(sc_table *t)
+derive(sc_table *t, enum sc_mode mode)
 {
 	const sc_run *r0 = &t->runs[0];
 
-	t->weak = detect_weak(t);
+	t->forced = mode != SC_AUTO;
+	t->weak = t->forced ? mode == SC_WEAK : detect_weak(t);
 	t->counters = true;
 	for (size_t i = 0; i < t->n && t->counters; i++)
 		if (!t->runs[i].st->ctr.valid) {
@@ -111,8 +112,8 @@ read_one(const char *trace, rd_errlist *errs, sc_run *r, char *err,
 }
 
 dw_err
-sc_read(const char *const *traces, size_t n, rd_errlist *errs, sc_table *t,
-        char *err, size_t errlen)
+sc_read(const char *const *traces, size_t n, enum sc_mode mode,
+        rd_errlist *errs, sc_table *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
 	err[0] = '\0';
@@ -133,7 +134,7 @@ sc_read(const char *const *traces, size_t n, rd_errlist *errs, sc_table *t,
 		}
 	}
 	qsort(t->runs, t->n, sizeof *t->runs, run_cmp);
-	derive(t);
+	derive(t, mode);
 	return DW_OK;
 }
 
@@ -195,10 +196,11 @@ void
 sc_print_text(const sc_table *t, FILE *f)
 {
 	fprintf(f,
-	        "Scaling: %zu runs, %s scaling (detected from the useful "
-	        "time: the largest run's\ntotal is %.2fx the reference's, "
-	        "on %.2fx the processes)\n",
-	        t->n, mode(t), t->runs[t->n - 1].useful / t->runs[0].useful,
+	        "Scaling: %zu runs, %s scaling (%s; the largest run's total "
+	        "useful time\nis %.2fx the reference's, on %.2fx the "
+	        "processes)\n",
+	        t->n, mode(t), t->forced ? "as given" : "detected",
+	        t->runs[t->n - 1].useful / t->runs[0].useful,
 	        (double)t->runs[t->n - 1].procs / (double)t->runs[0].procs);
 	fprintf(f, "  reference: %s (%zu processes)\n", t->runs[0].st->source,
 	        t->runs[0].procs);

@@ -26,18 +26,22 @@ typedef struct sc_table {
 	sc_run *runs; /* by procs, the reference (fewest) first */
 	size_t n;
 	bool weak;     /* weak scaling: the useful time grows with procs */
+	bool forced;   /* weak was given, not detected */
 	bool counters; /* every run has instruction and cycle counters */
 	char why[200]; /* when !counters: why not */
 } sc_table;
 
+enum sc_mode { SC_AUTO, SC_STRONG, SC_WEAK };
+
 /*
- * Reads the n traces (directories or merged .prv) into t.  Problems
+ * Reads the n traces (directories or merged .prv) into t; mode says
+ * strong or weak scaling, or SC_AUTO to detect it.  Problems
  * with an input go to errs; a run that cannot be read, or has no useful
  * time, is an error with a message naming it in err.  DW_OK, DW_EINVAL
  * (fewer than one trace, an unreadable one) or DW_ENOMEM.
  */
-dw_err sc_read(const char *const *traces, size_t n, rd_errlist *errs,
-               sc_table *t, char *err, size_t errlen);
+dw_err sc_read(const char *const *traces, size_t n, enum sc_mode mode,
+               rd_errlist *errs, sc_table *t, char *err, size_t errlen);
 
 void sc_free(sc_table *t);
 
