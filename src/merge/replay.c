@@ -22,6 +22,7 @@ rp_is_wait(uint32_t state)
 	case DWT_STATE_TEST_PROBE:
 	case DWT_STATE_WAIT_ALL:
 	case DWT_STATE_BLOCKED:
+	case DWT_STATE_SCHEDULING: /* inside dw_pmap and its kin */
 		return 1;
 	default:
 		return 0;

@@ -117,7 +117,8 @@ dw_err rp_waits(const rp_replay *r, const unsigned char *counted, rp_wait **out,
                 size_t *n);
 
 /* True for the states that wait for something else (Idle, Waiting a
- * message, Blocked, ...): the ones a receive may end. */
+ * message, Blocked, Scheduling and Fork/Join, ...): the ones a receive
+ * may end. */
 int rp_is_wait(uint32_t state);
 
 /* Frees r; NULL is ignored. */
