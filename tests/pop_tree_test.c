@@ -586,6 +586,57 @@ test_producer(void)
 	st_stats_free(s);
 }
 
+/*
+ * A pmap's results arrive on the master's I/O thread: the master runs
+ * 0..1, hands the executor an item at 1 and waits in the pmap
+ * (Scheduling) 1..13; the executor computes 1..11 and sends the result
+ * at 11, which the master's I/O thread takes in at 12.  The master's
+ * wait is cut by its I/O thread's receive: work 10 (1..11), network 1
+ * (11..12), none 1 (12..13); the executor idles 0..1 until the call
+ * (master 1) and 11..13 (none 2).
+ */
+static void
+test_pmap_io(void)
+{
+	char dir[700];
+	ms_proc p;
+	ms_thread t, io;
+	st_stats *s;
+
+	newdir("pmap_io", dir, sizeof dir);
+	ms_proc_init(&p, dir, 0x1f, 100, 0);
+	ms_label_thread(&p, 0, "master");
+	ms_label_thread(&p, 1, "I/O");
+	ms_proc_end(&p, (BASE + 13) * U);
+	ms_thread_open(&t, &p, 0);
+	ms_push(&t, BASE * U, DWT_STATE_RUNNING);
+	tcomm(&t, 1, 0, 1, TAG_CALL, 1);
+	state(&t, 1, 13, DWT_STATE_SCHEDULING);
+	ms_pop(&t, (BASE + 13) * U);
+	ms_thread_close(&t);
+	ms_thread_open(&io, &p, 1);
+	ms_push(&io, BASE * U, DWT_STATE_IDLE);
+	tcomm(&io, 12, RECV, 1, TAG_RESULT, 2);
+	ms_pop(&io, (BASE + 13) * U);
+	ms_thread_close(&io);
+	ms_proc_close(&p);
+	worker(dir, 1, 13, &p, &t);
+	ms_push(&t, BASE * U, DWT_STATE_IDLE);
+	tcomm(&t, 1, RECV, 0, TAG_CALL, 1);
+	run(&t, 1, 11);
+	tcomm(&t, 11, 0, 0, TAG_RESULT, 2);
+	ms_pop(&t, (BASE + 13) * U);
+	ms_thread_close(&t);
+	ms_proc_close(&p);
+	s = read_dir(dir);
+	cause("pmap_io", s, 0, RP_CAUSE_WORK, 10);
+	cause("pmap_io", s, 0, RP_CAUSE_NETWORK, 1);
+	cause("pmap_io", s, 0, RP_CAUSE_NONE, 1);
+	cause("pmap_io", s, 1, RP_CAUSE_MASTER, 1);
+	cause("pmap_io", s, 1, RP_CAUSE_NONE, 2);
+	st_stats_free(s);
+}
+
 /* The replay alone on hand-written bursts (ns): expected T_ideal. */
 static void
 test_replay_golden(void)
@@ -638,6 +689,7 @@ main(void)
 	test_chain();
 	test_handout();
 	test_producer();
+	test_pmap_io();
 	if (!getenv("KEEP"))
 		tu_rmtree(scratch);
 	return tu_report("pop_tree");

@@ -111,10 +111,13 @@ typedef struct rp_wait {
  * The causes of every wait of the threads whose counted[thread] is
  * non-zero, from the original trace (call after rp_run, before
  * rp_faster): *out (caller frees) holds *n entries, one per thread and
- * function that waited.  DW_OK, DW_EINVAL or DW_ENOMEM.
+ * function that waited.  A wait with no receive on its own thread is
+ * cut by those of proxy[thread] (the thread that takes in its messages,
+ * as a process's I/O thread takes in pmap results; UINT32_MAX or a NULL
+ * proxy: none).  DW_OK, DW_EINVAL or DW_ENOMEM.
  */
-dw_err rp_waits(const rp_replay *r, const unsigned char *counted, rp_wait **out,
-                size_t *n);
+dw_err rp_waits(const rp_replay *r, const unsigned char *counted,
+                const uint32_t *proxy, rp_wait **out, size_t *n);
 
 /* True for the states that wait for something else (Idle, Waiting a
  * message, Blocked, Scheduling and Fork/Join, ...): the ones a receive

@@ -25,11 +25,29 @@ static const char *const cause_text[RP_NCAUSES] = {
     "no message ends it (none)",
 };
 
+/* The I/O thread of task k, which takes in its messages; UINT32_MAX
+ * when it has none. */
+static uint32_t
+io_thread(const st_stats *s, uint32_t k)
+{
+	const char *l;
+
+	for (size_t i = 0; k < s->ntasks && i < s->tasks[k].nthreads; i++) {
+		size_t t = s->tasks[k].first_thread + i;
+
+		l = t < s->nthreads ? s->threads[t].label : NULL;
+		if (l && (!strcmp(l, "I/O") || !strcmp(l, "dwork I/O")))
+			return (uint32_t)t;
+	}
+	return UINT32_MAX;
+}
+
 /* Wait causes per task and per function, from the replay's trace. */
 static dw_err
 waits(st_stats *s)
 {
 	unsigned char *counted = calloc(s->nthreads + 1, 1);
+	uint32_t *proxy;
 	rp_wait *w = NULL;
 	size_t n = 0;
 	dw_err err;
@@ -39,10 +57,18 @@ waits(st_stats *s)
 		free(counted);
 		return DW_ENOMEM;
 	}
-	for (size_t i = 0; i < s->nthreads; i++)
+	proxy = calloc(s->nthreads + 1, sizeof *proxy);
+	if (!proxy) {
+		free(counted);
+		return DW_ENOMEM;
+	}
+	for (size_t i = 0; i < s->nthreads; i++) {
 		counted[i] = s->threads[i].role != ST_NOT_COUNTED;
-	err = rp_waits(s->replay, counted, &w, &n);
+		proxy[i] = io_thread(s, s->threads[i].task);
+	}
+	err = rp_waits(s->replay, counted, proxy, &w, &n);
 	free(counted);
+	free(proxy);
 	if (err != DW_OK)
 		return err;
 	for (size_t i = 0; i < n; i++) {

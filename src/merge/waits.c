@@ -110,11 +110,12 @@ late_cause(const rp_replay *r, const rp_m *m, uint64_t *func)
 /* The piece [a, m->recv] of a wait, ended by m: it waited for the
  * send until m->send, for the transfer after. */
 static int
-piece(w_acc *acc, const rp_replay *r, const rp_m *m, uint64_t a)
+piece(w_acc *acc, const rp_replay *r, uint32_t thread, const rp_m *m,
+      uint64_t a)
 {
 	uint64_t func = 0, sent = m->send < m->recv ? m->send : m->recv;
 	enum rp_cause c = late_cause(r, m, &func);
-	rp_wait *w = w_get(acc, m->to, func);
+	rp_wait *w = w_get(acc, thread, func);
 
 	if (!w)
 		return -1;
@@ -124,27 +125,44 @@ piece(w_acc *acc, const rp_replay *r, const rp_m *m, uint64_t a)
 	return 0;
 }
 
-/* One wait burst of thread i; k walks its receives (in time order). */
-static int
-one_wait(w_acc *acc, const rp_replay *r, uint32_t i, const rp_burst *b,
-         size_t *k)
+/* The pieces of wait b of thread i cut by the receives of thread p
+ * (i itself, or the thread that takes in its messages) from *k on;
+ * returns where the last piece ended, or 0 on ENOMEM. */
+static uint64_t
+cut(w_acc *acc, const rp_replay *r, uint32_t i, uint32_t p, const rp_burst *b,
+    size_t *k)
 {
-	const rp_thread *t = &r->t[i];
+	const rp_thread *t = &r->t[p];
 	uint64_t a = b->start;
-	rp_wait *w;
 
 	while (*k < t->nsh && t->sh[*k].at <= b->start)
 		(*k)++;
 	for (; *k < t->nsh && t->sh[*k].at <= b->end; (*k)++) {
 		if (t->sh[*k].msg == RP_NO_MSG)
 			continue;
-		if (piece(acc, r, &r->m[t->sh[*k].msg], a))
-			return -1;
+		if (piece(acc, r, i, &r->m[t->sh[*k].msg], a))
+			return 0;
 		a = t->sh[*k].at;
 	}
+	return a;
+}
+
+/* One wait burst of thread i; k walks its receives (in time order), pk
+ * those of its proxy (UINT32_MAX: none), used when i has none in b. */
+static int
+one_wait(w_acc *acc, const rp_replay *r, uint32_t i, uint32_t proxy,
+         const rp_burst *b, size_t *k, size_t *pk)
+{
+	uint64_t a = cut(acc, r, i, i, b, k);
+	rp_wait *w;
+
+	if (a == b->start && proxy < r->nthreads)
+		a = cut(acc, r, i, proxy, b, pk);
+	if (!a && b->start)
+		return -1;
 	if (b->end <= a)
 		return 0;
-	w = w_get(acc, i, func_at(t, a, 0));
+	w = w_get(acc, i, func_at(&r->t[i], a, 0));
 	if (!w)
 		return -1;
 	w->ns[RP_CAUSE_NONE] += b->end - a;
@@ -152,8 +170,8 @@ one_wait(w_acc *acc, const rp_replay *r, uint32_t i, const rp_burst *b,
 }
 
 dw_err
-rp_waits(const rp_replay *r, const unsigned char *counted, rp_wait **out,
-         size_t *n)
+rp_waits(const rp_replay *r, const unsigned char *counted,
+         const uint32_t *proxy, rp_wait **out, size_t *n)
 {
 	w_acc acc = {0};
 
@@ -165,7 +183,8 @@ rp_waits(const rp_replay *r, const unsigned char *counted, rp_wait **out,
 		return DW_EINVAL;
 	for (uint32_t i = 0; i < r->nthreads; i++) {
 		const rp_thread *t = &r->t[i];
-		size_t k = 0;
+		size_t k = 0, pk = 0;
+		uint32_t p = proxy ? proxy[i] : UINT32_MAX;
 
 		if (!counted[i])
 			continue;
@@ -173,7 +192,7 @@ rp_waits(const rp_replay *r, const unsigned char *counted, rp_wait **out,
 			if (!rp_is_wait(t->b[j].state) ||
 			    t->b[j].state == DWT_STATE_NOT_CREATED)
 				continue;
-			if (one_wait(&acc, r, i, &t->b[j], &k)) {
+			if (one_wait(&acc, r, i, p, &t->b[j], &k, &pk)) {
 				free(acc.w);
 				return DW_ENOMEM;
 			}
