@@ -677,6 +677,22 @@ test_replay_golden(void)
 	REQUIRE(rp_run(r, &ideal) == DW_OK);
 	CHECK_EQ_U64(ideal, 9);
 	rp_free(r);
+
+	/* A wait broken off to handle a frame (the runtime's caller
+	 * reading its own result) is one wait: thread 0 runs 0..2 and
+	 * sends at 2; thread 1 waits 0..5, handles a frame 5..6 (Send
+	 * Receive), waits 6..8, receives at 8, runs 8..10.  Ideal: the
+	 * receive at 2, the run 2..4: T_ideal = 4. */
+	REQUIRE(rp_new(2, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 2, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 5, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 5, 6, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 6, 8, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 8, 10, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 2, 8, 1) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 4);
+	rp_free(r);
 }
 
 int

@@ -147,7 +147,22 @@ wait_before(const rp_thread *t, uint64_t x)
 	}
 	if (!lo || t->b[lo - 1].end < x || !rp_is_wait(t->b[lo - 1].state))
 		return NULL;
-	return &t->b[lo - 1];
+	return rp_wait_group(t, lo - 1);
+}
+
+/* A wait that the thread broke off only to handle a frame itself (the
+ * runtime's caller reading its own result: Wait, Send Receive, Wait)
+ * is one wait: the first of the group. */
+const rp_burst *
+rp_wait_group(const rp_thread *t, size_t i)
+{
+	while (i >= 2 && t->b[i - 1].state == DWT_STATE_SEND_RECEIVE &&
+	       t->b[i - 1].end == t->b[i].start &&
+	       rp_is_wait(t->b[i - 2].state) &&
+	       t->b[i - 2].state != DWT_STATE_NOT_CREATED &&
+	       t->b[i - 2].end == t->b[i - 1].start)
+		i -= 2;
+	return &t->b[i];
 }
 
 /* A receive at R completes at max(send, the receiver ready): the start

@@ -77,6 +77,9 @@ struct rp_replay {
 	int faster; /* the last replay was rp_faster's */
 };
 
+/* The first wait of the group wait i of t belongs to (replay.c). */
+const rp_burst *rp_wait_group(const rp_thread *t, size_t i);
+
 /* Room for one more element of size in *arr (capacity *cap). */
 int rp_grow(void **arr, size_t n, size_t *cap, size_t size);
 

@@ -13,7 +13,13 @@
 #include "merge/replay_int.h"
 
 /* The runtime's message tags (src/runtime/rtrace.h, RTR_TAG_*). */
-enum { TAG_CALL = 0, TAG_RESULT = 1, TAG_FETCHED = 3, TAG_ANSWER = 5 };
+enum {
+	TAG_CALL = 0,
+	TAG_RESULT = 1,
+	TAG_FETCHED = 3,
+	TAG_REQUEST = 4,
+	TAG_ANSWER = 5
+};
 
 static const char *const cause_keys[RP_NCAUSES] = {
     "master", "work", "network", "producer", "sender", "none",
@@ -98,6 +104,7 @@ late_cause(const rp_replay *r, const rp_m *m, uint64_t *func)
 	case TAG_FETCHED:
 		*func = func_before(&r->t[m->from], m->send);
 		return RP_CAUSE_WORK;
+	case TAG_REQUEST: /* an owner waiting: a put into its channel */
 	case TAG_ANSWER:
 		*func = func_before(&r->t[m->from], m->send);
 		return RP_CAUSE_PRODUCER;
@@ -169,6 +176,14 @@ one_wait(w_acc *acc, const rp_replay *r, uint32_t i, uint32_t proxy,
 	return 0;
 }
 
+/* Wait j of t goes on after a frame handled (rp_wait_group): it is
+ * counted with the group's last wait. */
+static int
+group_next(const rp_thread *t, size_t j)
+{
+	return j + 2 < t->nb && rp_wait_group(t, j + 2) <= &t->b[j];
+}
+
 dw_err
 rp_waits(const rp_replay *r, const unsigned char *counted,
          const uint32_t *proxy, rp_wait **out, size_t *n)
@@ -189,10 +204,15 @@ rp_waits(const rp_replay *r, const unsigned char *counted,
 		if (!counted[i])
 			continue;
 		for (size_t j = 0; j < t->nb; j++) {
+			rp_burst g;
+
 			if (!rp_is_wait(t->b[j].state) ||
-			    t->b[j].state == DWT_STATE_NOT_CREATED)
+			    t->b[j].state == DWT_STATE_NOT_CREATED ||
+			    group_next(t, j))
 				continue;
-			if (one_wait(&acc, r, i, p, &t->b[j], &k, &pk)) {
+			g = *rp_wait_group(t, j);
+			g.end = t->b[j].end;
+			if (one_wait(&acc, r, i, p, &g, &k, &pk)) {
 				free(acc.w);
 				return DW_ENOMEM;
 			}
