@@ -123,11 +123,56 @@ static const char golden_csv[] =
     "useful,1,,,,,500,\n" /* the executor's Running */
     "useful,3,,,,,0,\n"   /* task 2 has no records: left out */
     "metric,,,elapsed_ns,elapsed,,1100,\n"
+    /* wait causes: the master waits 200..600 for the result sent at
+     * 500 (work 300, network 100), idles 700..1100 (none 400) */
+    "wait,0,,master,,,0,\n"
+    "wait,0,,work,,,300,\n"
+    "wait,0,,network,,,100,\n"
+    "wait,0,,producer,,,0,\n"
+    "wait,0,,sender,,,0,\n"
+    "wait,0,,none,,,400,\n"
+    /* the executor idles 100..250 for the call sent at 200 (master
+     * 100, network 50), then 450..700 and 1000..1100 (none 350) */
+    "wait,1,,master,,,100,\n"
+    "wait,1,,work,,,0,\n"
+    "wait,1,,network,,,50,\n"
+    "wait,1,,producer,,,0,\n"
+    "wait,1,,sender,,,0,\n"
+    "wait,1,,none,,,350,\n"
+    /* task 4's executor idles 0..1100 */
+    "wait,3,,master,,,0,\n"
+    "wait,3,,work,,,0,\n"
+    "wait,3,,network,,,0,\n"
+    "wait,3,,producer,,,0,\n"
+    "wait,3,,sender,,,0,\n"
+    "wait,3,,none,,,1100,\n"
+    /* per function: the call and the result were for "work" (id 2) */
+    "wait_function,,,master,work,2,100,\n"
+    "wait_function,,,work,work,2,300,\n"
+    "wait_function,,,network,work,2,150,\n"
+    "wait_function,,,producer,work,2,0,\n"
+    "wait_function,,,sender,work,2,0,\n"
+    "wait_function,,,none,work,2,0,\n"
+    "wait_function,,,master,(no function),0,0,\n"
+    "wait_function,,,work,(no function),0,0,\n"
+    "wait_function,,,network,(no function),0,0,\n"
+    "wait_function,,,producer,(no function),0,0,\n"
+    "wait_function,,,sender,(no function),0,0,\n"
+    "wait_function,,,none,(no function),0,1850,\n"
+    /* what-ifs on the ideal network: the executor gets the call at
+     * 200 instead of 250, so it ends at 1000 - 50 = 950 = T_ideal.
+     * "other" 2x faster saves 25 at 750: 925; "work" 2x faster saves
+     * 100 at 450 and 100 at 1000: 750 */
+    "what_if,,,1,\"other, \"\"quoted\"\"\",,925,\n"
+    "what_if,,,2,work,,750,\n"
     "metric,,,useful_mean_ns,mean(U_i),,266.666667,\n"
     "metric,,,useful_max_ns,max(U_i),,500.000000,\n"
     "metric,,,load_balance,mean(U_i) / max(U_i),,0.533333,\n"
     "metric,,,communication_efficiency,max(U_i) / T,,0.454545,\n"
-    "metric,,,parallel_efficiency,mean(U_i) / T,,0.242424,\n";
+    "metric,,,parallel_efficiency,mean(U_i) / T,,0.242424,\n"
+    "metric,,,ideal_elapsed_ns,T_ideal,,950.000000,\n"
+    "metric,,,serialization_efficiency,max(U_i) / T_ideal,,0.526316,\n"
+    "metric,,,transfer_efficiency,T_ideal / T,,0.863636,\n";
 
 typedef void (*printer)(const st_stats *, FILE *);
 

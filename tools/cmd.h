@@ -28,6 +28,8 @@ int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+/* dwork stats --scaling RUN... (cmd_scaling.c). */
+int cmd_stats_scaling(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 
 /* The merge's default output prefix for a trace directory (cmd_merge.c):

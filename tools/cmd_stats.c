@@ -25,6 +25,8 @@ stats_usage(FILE *out)
 	        "(docs/tools.md).\n\n"
 	        "  --csv    one CSV table instead of the report\n"
 	        "  --json   one JSON object instead of the report\n"
+	        "  --scaling RUN...  the efficiencies across runs "
+	        "(dwork stats --scaling -h)\n"
 	        "  -h, --help  this text\n\n"
 	        "exit: 0 ok, 1 damaged input (reported), 2 usage, 3 nothing "
 	        "readable\n");
@@ -77,12 +79,15 @@ cmd_stats(int argc, char **argv)
 {
 	const char *trace = NULL;
 	enum stats_fmt fmt = F_TEXT;
-	int rc = stats_parse(argc, argv, &trace, &fmt);
+	int rc;
 	st_stats *s;
 	rd_errlist errs;
 	dw_err err;
 
-	if (rc >= 0)
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--scaling"))
+			return cmd_stats_scaling(argc, argv);
+	if ((rc = stats_parse(argc, argv, &trace, &fmt)) >= 0)
 		return rc;
 	if ((rc = cmd_trace_check("stats", trace)) >= 0)
 		return rc;

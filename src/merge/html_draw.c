@@ -42,6 +42,7 @@ typedef struct draw {
 	bool *idle;     /* per thread: idle (or not created) all the range */
 	int32_t *row_y; /* per thread: its row's y, -1 when folded */
 	uint32_t nrows, nfolded, bottom;
+	size_t npath; /* pieces of the critical path drawn */
 } draw;
 
 /* ---- Text --------------------------------------------------------------- */
@@ -782,6 +783,7 @@ draw_legend(draw *d, uint32_t y)
 		        d->nfolded == 1 ? "" : "s");
 	fputs("</text>\n", d->f);
 	draw_figures(d, y + PITCH);
+	hw_draw_tree(d->h, d->f, y + 2 * PITCH);
 	fputs("</g>\n", d->f);
 }
 
@@ -974,6 +976,8 @@ draw_body(draw *d, uint32_t legend_y)
 	fputs("</g>\n<g id=\"overlay\">\n", d->f);
 	draw_overlay(d);
 	draw_lines(d);
+	d->npath =
+	    hw_draw_path(d->h, &(hw_row_geom){d->f, d->row_y, PLOT_X, ROW_H});
 	fprintf(d->f,
 	        "</g>\n</g>\n<rect id=\"sel\" x=\"0\" y=\"%u\" width=\"0\" "
 	        "height=\"%u\" fill=\"#48f\" opacity=\".2\" "
@@ -1013,7 +1017,7 @@ hw_draw(html_writer *h, const mg_info *info, FILE *f)
 	fclose(mem);
 	d.f = f;
 	d.height =
-	    legend_y + legend_rows(&d, d.nshown + 11) * PITCH + 40 + PITCH;
+	    legend_y + legend_rows(&d, d.nshown + 11) * PITCH + 40 + 2 * PITCH;
 	if (h->svg)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "
 		      "xmlns=\"http://www.w3.org/2000/svg\"",

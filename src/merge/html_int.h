@@ -82,6 +82,20 @@ void hw_close_runs(html_writer *h);
 /* Pixel position (from the plot's left edge) of time t in ns. */
 double hw_x(const html_writer *h, uint64_t t);
 
+/* Where rows are, for the drawings of other files. */
+typedef struct hw_row_geom {
+	FILE *f;
+	const int32_t *row_y; /* per thread: its row's y, -1 when folded */
+	uint32_t plot_x, row_h;
+} hw_row_geom;
+
+/* The critical path outlined on its rows (html_pop.c); the pieces
+ * drawn. */
+size_t hw_draw_path(const html_writer *h, const hw_row_geom *g);
+
+/* The POP tree as one line of text at y (html_pop.c). */
+void hw_draw_tree(const html_writer *h, FILE *f, uint32_t y);
+
 /* Writes the whole picture to f. */
 void hw_draw(html_writer *h, const mg_info *info, FILE *f);
 

@@ -9,60 +9,7 @@
 
 #include <dwork/trace.h>
 
-#include "merge/replay.h"
-
-typedef struct rp_burst {
-	uint64_t start, end;
-	uint32_t state;
-} rp_burst;
-
-/* From original time at on, replayed = original - shift. */
-typedef struct rp_shift {
-	uint64_t at;
-	int64_t shift;
-	uint64_t ready; /* original time the receiver was ready */
-	uint32_t msg;
-	int by_send; /* the send came last: the path goes to the sender */
-} rp_shift;
-
-typedef struct rp_run_ {
-	uint64_t start, end, func;
-} rp_frun;
-
-typedef struct rp_thread {
-	rp_burst *b;
-	size_t nb, capb;
-	rp_shift *sh;
-	size_t nsh, capsh;
-	rp_frun *f;
-	size_t nf, capf;
-	uint64_t last_recv; /* original time of its last receive */
-	int64_t recv_end;   /* replayed time of its last receive */
-} rp_thread;
-
-typedef struct rp_m {
-	uint32_t from, to;
-	uint64_t send, recv;
-	int64_t send_new;
-} rp_m;
-
-typedef struct rp_point {
-	uint64_t time;
-	uint32_t recv; /* 0 send, 1 receive: sends first at one time */
-	uint32_t msg;
-} rp_point;
-
-struct rp_replay {
-	rp_thread *t;
-	size_t nthreads;
-	rp_m *m;
-	size_t nm, capm;
-	int64_t end;         /* the replay's end */
-	uint32_t end_thread; /* the thread that ends last */
-	uint64_t end_at;     /* its original time there */
-	rp_fn *fns;
-	size_t nfns;
-};
+#include "merge/replay_int.h"
 
 int
 rp_is_wait(uint32_t state)
@@ -75,15 +22,15 @@ rp_is_wait(uint32_t state)
 	case DWT_STATE_TEST_PROBE:
 	case DWT_STATE_WAIT_ALL:
 	case DWT_STATE_BLOCKED:
+	case DWT_STATE_SCHEDULING: /* inside dw_pmap and its kin */
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* Room for one more element of size in *arr (capacity *cap). */
-static int
-grow(void **arr, size_t n, size_t *cap, size_t size)
+int
+rp_grow(void **arr, size_t n, size_t *cap, size_t size)
 {
 	void *p;
 
@@ -124,20 +71,22 @@ rp_state(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
 	if (!r || thread >= r->nthreads || end < start)
 		return DW_OK;
 	t = &r->t[thread];
-	if (grow((void **)&t->b, t->nb, &t->capb, sizeof *t->b))
+	if (rp_grow((void **)&t->b, t->nb, &t->capb, sizeof *t->b))
 		return DW_ENOMEM;
 	t->b[t->nb++] = (rp_burst){start, end, state};
 	return DW_OK;
 }
 
 dw_err
-rp_msg(rp_replay *r, uint32_t from, uint32_t to, uint64_t send, uint64_t recv)
+rp_msg(rp_replay *r, uint32_t from, uint32_t to, uint64_t send, uint64_t recv,
+       uint32_t tag)
 {
 	if (!r || from >= r->nthreads || to >= r->nthreads)
 		return DW_OK;
-	if (grow((void **)&r->m, r->nm, &r->capm, sizeof *r->m))
+	if (rp_grow((void **)&r->m, r->nm, &r->capm, sizeof *r->m))
 		return DW_ENOMEM;
-	r->m[r->nm++] = (rp_m){from, to, send, recv > send ? recv : send, 0};
+	r->m[r->nm++] =
+	    (rp_m){from, to, send, recv > send ? recv : send, 0, tag};
 	return DW_OK;
 }
 
@@ -156,7 +105,7 @@ point_cmp(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return (int)x->recv - (int)y->recv;
+	return (int)x->kind - (int)y->kind;
 }
 
 static int64_t
@@ -198,7 +147,22 @@ wait_before(const rp_thread *t, uint64_t x)
 	}
 	if (!lo || t->b[lo - 1].end < x || !rp_is_wait(t->b[lo - 1].state))
 		return NULL;
-	return &t->b[lo - 1];
+	return rp_wait_group(t, lo - 1);
+}
+
+/* A wait that the thread broke off only to handle a frame itself (the
+ * runtime's caller reading its own result: Wait, Send Receive, Wait)
+ * is one wait: the first of the group. */
+const rp_burst *
+rp_wait_group(const rp_thread *t, size_t i)
+{
+	while (i >= 2 && t->b[i - 1].state == DWT_STATE_SEND_RECEIVE &&
+	       t->b[i - 1].end == t->b[i].start &&
+	       rp_is_wait(t->b[i - 2].state) &&
+	       t->b[i - 2].state != DWT_STATE_NOT_CREATED &&
+	       t->b[i - 2].end == t->b[i - 1].start)
+		i -= 2;
+	return &t->b[i];
 }
 
 /* A receive at R completes at max(send, the receiver ready): the start
@@ -216,7 +180,7 @@ receive(rp_replay *r, rp_m *m)
 		ready = w->start > t->last_recv ? w->start : t->last_recv;
 	rnew = (int64_t)ready - shift_now(t);
 	rnew = m->send_new > rnew ? m->send_new : rnew;
-	if (grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
+	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
 	t->sh[t->nsh++] = (rp_shift){m->recv, (int64_t)m->recv - rnew, ready,
 	                             (uint32_t)(m - r->m), m->send_new >= rnew};
@@ -245,53 +209,160 @@ thread_end(const rp_thread *t, uint64_t *at)
 	return end;
 }
 
-dw_err
-rp_run(rp_replay *r, uint64_t *ideal)
+/* A run of a faster function ends: the rest of its thread moves
+ * earlier by the time saved. */
+static int
+speed_up(rp_replay *r, const rp_speed *v)
 {
-	rp_point *p;
-	int64_t end = 0;
+	rp_thread *t = &r->t[v->thread];
+	int64_t shift = shift_now(t) + (int64_t)v->saved;
 
-	*ideal = 0;
-	if (!r)
-		return DW_OK;
-	p = calloc(r->nm * 2 + 1, sizeof *p);
+	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
+		return -1;
+	t->sh[t->nsh++] = (rp_shift){v->at, shift, v->at, RP_NO_MSG, 0};
+	return 0;
+}
+
+/* The sends, receives and speed-ups in original time order. */
+static rp_point *
+points(const rp_replay *r, size_t *n)
+{
+	rp_point *p = calloc(r->nm * 2 + r->nspeed + 1, sizeof *p);
+
+	*n = 0;
 	if (!p)
-		return DW_ENOMEM;
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->t[i].nb > 1)
-			qsort(r->t[i].b, r->t[i].nb, sizeof *r->t[i].b,
-			      burst_cmp);
+		return NULL;
 	for (size_t i = 0; i < r->nm; i++) {
-		p[2 * i] = (rp_point){r->m[i].send, 0, (uint32_t)i};
-		p[2 * i + 1] = (rp_point){r->m[i].recv, 1, (uint32_t)i};
+		p[(*n)++] = (rp_point){r->m[i].send, RP_SEND, (uint32_t)i};
+		p[(*n)++] = (rp_point){r->m[i].recv, RP_RECV, (uint32_t)i};
 	}
-	if (r->nm)
-		qsort(p, r->nm * 2, sizeof *p, point_cmp);
-	for (size_t i = 0; i < r->nm * 2; i++) {
-		rp_m *m = &r->m[p[i].msg];
+	for (size_t i = 0; i < r->nspeed; i++)
+		p[(*n)++] = (rp_point){r->speed[i].at, RP_SPEED, (uint32_t)i};
+	if (*n > 1)
+		qsort(p, *n, sizeof *p, point_cmp);
+	return p;
+}
 
-		if (!p[i].recv)
-			m->send_new =
-			    (int64_t)m->send - shift_now(&r->t[m->from]);
-		else if (receive(r, m)) {
-			free(p);
-			return DW_ENOMEM;
-		}
-	}
-	free(p);
+static void
+ends(rp_replay *r)
+{
+	r->end = 0;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		uint64_t at;
 		int64_t e = thread_end(&r->t[i], &at);
 
-		if (e > end) {
-			end = e;
+		if (e > r->end) {
+			r->end = e;
 			r->end_thread = (uint32_t)i;
 			r->end_at = at;
 		}
 	}
-	r->end = end;
-	*ideal = (uint64_t)end;
+}
+
+/* The replay proper: every thread from its original times, with the
+ * speed-ups in r->speed. */
+static dw_err
+replay(rp_replay *r, uint64_t *ideal)
+{
+	size_t n;
+	rp_point *p = points(r, &n);
+	int err = 0;
+
+	*ideal = 0;
+	if (!p)
+		return DW_ENOMEM;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		r->t[i].nsh = 0;
+		r->t[i].last_recv = 0;
+		r->t[i].recv_end = 0;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		rp_m *m = p[i].kind == RP_SPEED ? NULL : &r->m[p[i].msg];
+
+		if (!m)
+			err = speed_up(r, &r->speed[p[i].msg]);
+		else if (p[i].kind == RP_SEND)
+			m->send_new =
+			    (int64_t)m->send - shift_now(&r->t[m->from]);
+		else
+			err = receive(r, m);
+	}
+	free(p);
+	if (err)
+		return DW_ENOMEM;
+	ends(r);
+	*ideal = (uint64_t)r->end;
 	return DW_OK;
+}
+
+dw_err
+rp_run(rp_replay *r, uint64_t *ideal)
+{
+	*ideal = 0;
+	if (!r)
+		return DW_OK;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->t[i].nb > 1)
+			qsort(r->t[i].b, r->t[i].nb, sizeof *r->t[i].b,
+			      burst_cmp);
+	r->nspeed = 0;
+	r->faster = 0;
+	return replay(r, ideal);
+}
+
+/* Running time of t within [a, b] (its bursts are sorted and apart). */
+static uint64_t
+running_in(const rp_thread *t, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = t->nb;
+	uint64_t ns = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->b[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < t->nb && t->b[i].start < b; i++) {
+		uint64_t s = t->b[i].start > a ? t->b[i].start : a;
+		uint64_t e = t->b[i].end < b ? t->b[i].end : b;
+
+		if (t->b[i].state == DWT_STATE_RUNNING && e > s)
+			ns += e - s;
+	}
+	return ns;
+}
+
+dw_err
+rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal)
+{
+	*ideal = 0;
+	if (!r)
+		return DW_OK;
+	if (!(k >= 1))
+		return DW_EINVAL;
+	r->nspeed = 0;
+	r->faster = 1;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const rp_thread *t = &r->t[i];
+
+		for (size_t j = 0; j < t->nf; j++) {
+			uint64_t run;
+
+			if (t->f[j].func != func)
+				continue;
+			run = running_in(t, t->f[j].start, t->f[j].end);
+			if (rp_grow((void **)&r->speed, r->nspeed, &r->capspeed,
+			            sizeof *r->speed))
+				return DW_ENOMEM;
+			r->speed[r->nspeed++] =
+			    (rp_speed){(uint32_t)i, t->f[j].end,
+			               (uint64_t)((double)run * (1 - 1 / k))};
+		}
+	}
+	return replay(r, ideal);
 }
 
 void
@@ -305,6 +376,8 @@ rp_free(rp_replay *r)
 		free(r->t[i].f);
 	}
 	free(r->fns);
+	free(r->segs);
+	free(r->speed);
 	free(r->t);
 	free(r->m);
 	free(r);
@@ -321,7 +394,7 @@ rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
 	if (!r || thread >= r->nthreads || end <= start)
 		return DW_OK;
 	t = &r->t[thread];
-	if (grow((void **)&t->f, t->nf, &t->capf, sizeof *t->f))
+	if (rp_grow((void **)&t->f, t->nf, &t->capf, sizeof *t->f))
 		return DW_ENOMEM;
 	t->f[t->nf++] = (rp_frun){start, end, func};
 	return DW_OK;
@@ -348,6 +421,12 @@ fn_get(rp_replay *r, uint64_t func)
 static int
 segment(rp_replay *r, const rp_thread *t, uint64_t a, uint64_t b, uint64_t *in)
 {
+	if (b > a) {
+		if (rp_grow((void **)&r->segs, r->nsegs, &r->capsegs,
+		            sizeof *r->segs))
+			return -1;
+		r->segs[r->nsegs++] = (rp_seg){(uint32_t)(t - r->t), a, b};
+	}
 	for (size_t i = 0; i < t->nf; i++) {
 		uint64_t s = t->f[i].start > a ? t->f[i].start : a;
 		uint64_t e = t->f[i].end < b ? t->f[i].end : b;
@@ -391,8 +470,12 @@ rp_critical_path(rp_replay *r, rp_path *out)
 	size_t k;
 
 	memset(out, 0, sizeof *out);
+	if (r && r->faster)
+		return DW_EINVAL;
 	if (!r || r->end <= 0)
 		return DW_OK;
+	r->nfns = 0;
+	r->nsegs = 0;
 	th = r->end_thread;
 	x = r->end_at;
 	k = recv_before(&r->t[th], r->t[th].nsh, x, 0);
@@ -423,5 +506,7 @@ rp_critical_path(rp_replay *r, rp_path *out)
 	out->fns = r->fns;
 	out->nfns = r->nfns;
 	out->other_ns = (uint64_t)r->end - in;
+	out->segs = r->segs;
+	out->nsegs = r->nsegs;
 	return DW_OK;
 }

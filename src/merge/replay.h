@@ -27,9 +27,11 @@ dw_err rp_state(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
                 uint32_t state);
 
 /* A message sent by thread from at send, received by thread to at recv
- * (the logical times).  DW_ENOMEM. */
+ * (the logical times), with its tag (the runtime's RTR_TAG kinds: 0 a
+ * call, 1 and 3 a result, 5 an object's answer, as a channel's take
+ * gets; anything else for other traces).  DW_ENOMEM. */
 dw_err rp_msg(rp_replay *r, uint32_t from, uint32_t to, uint64_t send,
-              uint64_t recv);
+              uint64_t recv, uint32_t tag);
 
 /*
  * Replays everything given: *ideal is the elapsed time on the ideal
@@ -55,16 +57,71 @@ typedef struct rp_fn {
  * came later.  ns of it in each function (sorted by id, *fns owned by
  * r), ns in no function, and the messages on it.
  */
+/* One piece of the path on one thread, in original time. */
+typedef struct rp_seg {
+	uint32_t thread;
+	uint64_t start, end;
+} rp_seg;
+
 typedef struct rp_path {
 	const rp_fn *fns;
 	size_t nfns;
 	uint64_t other_ns, messages;
+	const rp_seg *segs; /* from the end back; owned by r */
+	size_t nsegs;
 } rp_path;
 
+/* The path of the last rp_run (DW_EINVAL after rp_faster).  DW_ENOMEM. */
 dw_err rp_critical_path(rp_replay *r, rp_path *out);
 
+/*
+ * What-if: the replay again with every run of func k times faster (its
+ * Running time inside each run divided by k, the time saved taken off
+ * at the run's end), on the ideal network; *ideal is its elapsed time.
+ * Call it after rp_critical_path.  DW_OK, DW_EINVAL (k < 1) or
+ * DW_ENOMEM.
+ */
+dw_err rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal);
+
+/* ---- Wait causes (waits.c) ---------------------------------------- */
+
+/* What a waiting interval waited for (docs/tracing.md, "Wait causes"). */
+enum rp_cause {
+	RP_CAUSE_MASTER,   /* an executor idle until its caller sent work */
+	RP_CAUSE_WORK,     /* a caller waiting on a result being computed */
+	RP_CAUSE_NETWORK,  /* a message sent, not yet received */
+	RP_CAUSE_PRODUCER, /* an object's answer (a channel take) not sent */
+	RP_CAUSE_SENDER,   /* another message not yet sent (other traces) */
+	RP_CAUSE_NONE,     /* no message ends it */
+	RP_NCAUSES
+};
+
+/* The key of a cause in the outputs: "master", "work", ... */
+const char *rp_cause_key(enum rp_cause c);
+
+/* Wait time of one thread in the waits for one function's messages (0:
+ * no function), by cause. */
+typedef struct rp_wait {
+	uint32_t thread;
+	uint64_t func;
+	uint64_t ns[RP_NCAUSES];
+} rp_wait;
+
+/*
+ * The causes of every wait of the threads whose counted[thread] is
+ * non-zero, from the original trace (call after rp_run, before
+ * rp_faster): *out (caller frees) holds *n entries, one per thread and
+ * function that waited.  A wait with no receive on its own thread is
+ * cut by those of proxy[thread] (the thread that takes in its messages,
+ * as a process's I/O thread takes in pmap results; UINT32_MAX or a NULL
+ * proxy: none).  DW_OK, DW_EINVAL or DW_ENOMEM.
+ */
+dw_err rp_waits(const rp_replay *r, const unsigned char *counted,
+                const uint32_t *proxy, rp_wait **out, size_t *n);
+
 /* True for the states that wait for something else (Idle, Waiting a
- * message, Blocked, ...): the ones a receive may end. */
+ * message, Blocked, Scheduling and Fork/Join, ...): the ones a receive
+ * may end. */
 int rp_is_wait(uint32_t state);
 
 /* Frees r; NULL is ignored. */

@@ -229,6 +229,10 @@ on_event(st_stats *s, st_thread *t, const mg_rec *r)
 		if (p->type == DW_EV_FUNCTION &&
 		    on_function(s, t, r->time, p->value) != DW_OK)
 			return DW_ENOMEM;
+		t->ins +=
+		    p->type == 42000050u ? p->value : 0; /* PAPI_TOT_INS */
+		t->cyc +=
+		    p->type == 42000059u ? p->value : 0; /* PAPI_TOT_CYC */
 	}
 	return DW_OK;
 }
@@ -246,7 +250,7 @@ on_comm(st_stats *s, const mg_rec *r)
 	to->recv_bytes += r->u.comm.size;
 	to->active = true;
 	if (rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
-	           r->u.comm.log_recv) != DW_OK)
+	           r->u.comm.log_recv, r->u.comm.tag) != DW_OK)
 		return fail(s);
 	return DW_OK;
 }
@@ -479,7 +483,8 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
-	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK)
+	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK ||
+	    st_pop_tree(s) != DW_OK)
 		return fail(s);
 	rp_free(s->replay);
 	s->replay = NULL;
@@ -582,6 +587,7 @@ st_free_op(mg_writer *w)
 	free(s->funcs);
 	rp_free(s->replay);
 	free(s->path);
+	st_pop_tree_free(s);
 	labels_free(&s->labels);
 	free(s->source);
 	free(s);
@@ -604,6 +610,7 @@ st_stats_new(const char *source, st_stats **out)
 	if (!s)
 		return DW_ENOMEM;
 	s->base.ops = &st_ops;
+	s->faster_k = 2;
 	s->source = strdup(source ? source : "");
 	if (!s->source) {
 		free(s);

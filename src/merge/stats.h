@@ -73,6 +73,16 @@ void st_pop_ideal(st_pop *out, double ideal);
 
 /* ---- The statistics writer ------------------------------------------ */
 
+/* Instructions and cycles of the counted threads, where the trace has
+ * them (Extrae's PAPI_TOT_INS / PAPI_TOT_CYC events, perf_event); when
+ * it has none, why (the merging machine's own perf_event_open answer). */
+typedef struct st_counters {
+	bool valid;
+	uint64_t ins, cyc;
+	double ipc;
+	char why[160]; /* when !valid */
+} st_counters;
+
 typedef struct st_state {
 	uint32_t state;
 	uint64_t ns, bursts, max_ns;
@@ -101,6 +111,7 @@ typedef struct st_thread {
 	st_call *calls; /* sorted by function id */
 	size_t ncalls;
 	uint64_t sent, sent_bytes, recv, recv_bytes;
+	uint64_t ins, cyc; /* counter increments (PAPI_TOT_INS, _CYC) */
 	/* while reading */
 	uint64_t run_func, run_since, last;
 	bool running;
@@ -133,6 +144,15 @@ typedef struct st_stats {
 	size_t npath;
 	uint64_t path_other;    /* ns of the path in no function */
 	uint64_t path_messages; /* messages on it */
+	/* the rest of the POP tree (stats_pop.c) */
+	double faster_k;       /* the what-if speed-up, 2 unless set */
+	uint64_t *path_faster; /* T_ideal with path[i].func k x faster */
+	rp_seg *path_segs;     /* the path on the threads; owned */
+	size_t npath_segs;
+	uint64_t *task_waits; /* ntasks x RP_NCAUSES ns; owned */
+	rp_wait *func_waits;  /* per function (thread 0); owned */
+	size_t nfunc_waits;
+	st_counters ctr;
 	bool ended;
 } st_stats;
 
@@ -162,6 +182,17 @@ dw_err st_stats_read(const char *trace, st_stats *s, rd_errlist *errs);
 const char *st_state_name(const st_stats *s, uint32_t state);
 const char *st_type_name(const st_stats *s, uint32_t type);
 const char *st_value_name(const st_stats *s, uint32_t type, uint64_t value);
+
+/* The rest of the POP tree at the end of a read (stats_pop.c): wait
+ * causes, the what-ifs of the path's functions, the counters.  Called
+ * with s->replay run and its path taken.  DW_OK or DW_ENOMEM. */
+dw_err st_pop_tree(st_stats *s);
+void st_pop_tree_free(st_stats *s);
+
+/* The POP tree's extra parts as text and JSON members (stats_pop.c). */
+void st_print_pop_text(const st_stats *s, FILE *out);
+void st_print_pop_json(const st_stats *s, FILE *out);
+void st_print_pop_csv(const st_stats *s, FILE *out);
 
 /* ---- Output (stats_out.c) ------------------------------------------- */
 

@@ -204,6 +204,7 @@ text_tree(const st_stats *s, FILE *f)
 	}
 	fprintf(f, "    %-30s %12.6f s\n", "(in no user function)",
 	        (double)s->path_other * 1e-9);
+	st_print_pop_text(s, f);
 }
 
 static void
@@ -350,6 +351,7 @@ st_print_csv(const st_stats *s, FILE *f)
 			fprintf(f, "useful,%zu,,,,,%" PRIu64 ",\n", i,
 			        s->tasks[i].useful);
 	fprintf(f, "metric,,,elapsed_ns,elapsed,,%" PRIu64 ",\n", s->duration);
+	st_print_pop_csv(s, f);
 	if (!s->pop.valid)
 		return;
 	csv_metric(f, "useful_mean_ns", "mean(U_i)", s->pop.mean);
@@ -357,6 +359,12 @@ st_print_csv(const st_stats *s, FILE *f)
 	csv_metric(f, "load_balance", "mean(U_i) / max(U_i)", s->pop.lb);
 	csv_metric(f, "communication_efficiency", "max(U_i) / T", s->pop.comm);
 	csv_metric(f, "parallel_efficiency", "mean(U_i) / T", s->pop.pe);
+	if (s->pop.ideal_valid) {
+		csv_metric(f, "ideal_elapsed_ns", "T_ideal", s->pop.ideal);
+		csv_metric(f, "serialization_efficiency", "max(U_i) / T_ideal",
+		           s->pop.ser);
+		csv_metric(f, "transfer_efficiency", "T_ideal / T", s->pop.trf);
+	}
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -525,6 +533,7 @@ json_tree(const st_stats *s, FILE *f)
 		fprintf(f, ", \"ns\": %" PRIu64 "}", s->path[i].ns);
 	}
 	fputs("]},\n", f);
+	st_print_pop_json(s, f);
 }
 
 void
