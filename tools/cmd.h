@@ -29,6 +29,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* The merge's default output prefix for a trace directory (cmd_merge.c):
  * DIR without ".trace", or DIR/trace for ".", ".." and "/".  Allocated;
