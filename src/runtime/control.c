@@ -31,6 +31,7 @@
 
 struct live_w {
 	int id;
+	uint64_t gen; /* the refresh its newest figures answer */
 	struct acct_snap cur, prev;
 	int have_prev;
 	uint64_t cur_ms; /* rt_now_ms when cur arrived */
@@ -45,6 +46,8 @@ static struct {
 	char why[300];
 } gone[LIVE_GONE];
 static int ngone;
+static pthread_cond_t live_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t live_gen;
 
 /* ---- collection ---- */
 
@@ -63,7 +66,7 @@ live_queue(void)
 }
 
 static void
-live_send_stats(struct conn *c)
+live_send_stats(struct conn *c, uint64_t ref)
 {
 	unsigned char *b = malloc(ACCT_STATS_MAX);
 	if (!b)
@@ -76,7 +79,7 @@ live_send_stats(struct conn *c)
 		self = acct_class_of(rtr_stack[d - 2] & RTR_STATE);
 	size_t n = acct_encode(b, live_queue(), self);
 	struct frame f;
-	frame_init(&f, WIRE_STATS, 0, NULL, 0, b, n, 1);
+	frame_init(&f, WIRE_STATS, ref, NULL, 0, b, n, 1);
 	conn_send(c, &f, 0);
 }
 
@@ -130,7 +133,8 @@ live_sample_master(uint64_t now)
 }
 
 static void
-live_store(int id, const unsigned char *p, size_t len, struct conn *c)
+live_store(int id, const unsigned char *p, size_t len, struct conn *c,
+           uint64_t gen)
 {
 	struct acct_snap s;
 	char why[160];
@@ -141,10 +145,14 @@ live_store(int id, const unsigned char *p, size_t len, struct conn *c)
 	uint64_t now = rt_now_ms();
 	pthread_mutex_lock(&live_lock);
 	struct live_w *w = live_slot(id);
-	if (w)
+	if (w) {
 		live_roll(w, &s, now);
-	else
+		if (gen > w->gen)
+			w->gen = gen;
+		pthread_cond_broadcast(&live_cv);
+	} else {
 		acct_snap_free(&s);
+	}
 	pthread_mutex_unlock(&live_lock);
 }
 
@@ -153,13 +161,15 @@ live_on_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 {
 	if (h->type == WIRE_PING && rt.role == RT_WORKER && c == rt.master &&
 	    acct_on)
-		live_send_stats(c); /* goes out before the PONG */
+		live_send_stats(c, 0); /* goes out before the PONG */
 	if (h->type != WIRE_STATS)
 		return 0;
 	if (rt.role == RT_MASTER)
-		live_store(c->peer, p, h->payload, c);
+		live_store(c->peer, p, h->payload, c, h->ref);
+	else if (c == rt.master && h->payload == 0)
+		live_send_stats(c, h->ref); /* a region's fresh sample */
 	else
-		conn_fail(c, "STATS from process %d, not a worker", c->peer);
+		conn_fail(c, "STATS from process %d, not the master", c->peer);
 	free(p);
 	return 1;
 }
@@ -183,6 +193,83 @@ live_worker_gone(int id, const char *why)
 	gone[k].id = id;
 	snprintf(gone[k].why, sizeof gone[k].why, "%s", why);
 	pthread_mutex_unlock(&live_lock);
+}
+
+static uint64_t live_useful(const struct acct_snap *s, uint32_t *counted);
+
+/* ---- fresh figures (regions) ---- */
+
+static int
+live_answered(const int *ids, int n, uint64_t g)
+{
+	for (int i = 0; i < n; i++) {
+		int ok = 0;
+		for (size_t k = 0; k < nws && !ok; k++)
+			ok = ws[k].id == ids[i] && ws[k].gen >= g;
+		int left = 1;
+		for (int k = 0; k < ngone && left; k++)
+			left = gone[k].id != ids[i];
+		if (!ok && left)
+			return 0;
+	}
+	return 1;
+}
+
+void
+live_refresh(int timeout_ms)
+{
+	int cap = 64, n = 0;
+	int *ids = malloc((size_t)cap * sizeof *ids);
+	if (!ids)
+		return;
+	pthread_mutex_lock(&live_lock);
+	uint64_t g = ++live_gen;
+	pthread_mutex_unlock(&live_lock);
+	pthread_mutex_lock(&rt.lock);
+	for (struct worker *w = rt.workers; w; w = w->next) {
+		if (w->state != W_ACTIVE)
+			continue;
+		if (n == cap) {
+			int *q = realloc(ids, (size_t)(cap *= 2) * sizeof *ids);
+			if (!q)
+				break;
+			ids = q;
+		}
+		if (conn_send_msg(w->conn, WIRE_STATS, g, NULL, 0, NULL, 0) ==
+		    DW_OK)
+			ids[n++] = w->id;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L)
+		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&live_lock);
+	while (!live_answered(ids, n, g))
+		if (rt_cond_wait(&live_cv, &live_lock, &dl,
+		                 DWT_STATE_SYNCHRONIZATION) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&live_lock);
+	free(ids);
+}
+
+size_t
+live_useful_all(int *ids, uint64_t *useful, size_t max)
+{
+	uint32_t counted;
+	size_t n = 0;
+	pthread_mutex_lock(&live_lock);
+	live_sample_master(rt_now_ms());
+	ids[n] = 1;
+	useful[n++] = live_useful(&master_w.cur, &counted);
+	for (size_t i = 0; i < nws && n < max; i++, n++) {
+		ids[n] = ws[i].id;
+		useful[n] = live_useful(&ws[i].cur, &counted);
+	}
+	pthread_mutex_unlock(&live_lock);
+	return n;
 }
 
 /* ---- the snapshot ---- */
@@ -401,7 +488,7 @@ live_json(FILE *f, const struct live_row *r, size_t n, double up_s)
 	live_json_pop(f, "interval", live_pop(r, n, 1));
 	fputc(',', f);
 	live_json_pop(f, "since_start", live_pop(r, n, 0));
-	fputs("}}\n", f);
+	fputs("}", f);
 }
 
 static void
@@ -455,6 +542,13 @@ live_snapshot(int fmt, size_t *len)
 			live_json(f, r, n, elapsed * 1e-9);
 	}
 	pthread_mutex_unlock(&live_lock);
+	if (fmt != 1) {
+		fputs(",\"regions\":", f);
+		region_json(f);
+		fputs("}\n", f);
+	} else {
+		region_text(f);
+	}
 	free(r);
 	fclose(f);
 	return buf;
@@ -668,6 +762,7 @@ live_start(void)
 void
 live_stop(void)
 {
+	region_finish();
 	if (!ctl_running)
 		return;
 	ctl_running = 0;

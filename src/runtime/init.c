@@ -431,9 +431,9 @@ dw_finalize(void)
 {
 	if (rt.role != RT_MASTER)
 		return DW_OK;
-	live_stop();
 	{ /* closed before the tracer ends */
 		RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
+		live_stop(); /* regions written, control socket closed */
 		dw_listen_close();
 		cl_shutdown();
 	}

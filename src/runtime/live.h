@@ -105,9 +105,20 @@ void live_stop(void);
  * to be this user's alone; 0, or -1 with the reason. */
 int live_dir(char *dir, size_t len, char *why, size_t wl);
 
+/* Master: asks every worker for its figures now and waits up to
+ * timeout_ms for their answers (those that leave are not waited for). */
+void live_refresh(int timeout_ms);
+/* Master: each process's useful ns (its counted threads) as last heard,
+ * the master's own now; returns how many of max were written. */
+size_t live_useful_all(int *ids, uint64_t *useful, size_t max);
+
 /* ---- regions (region.c) ---- */
-/* Writes the regions' metrics as TALP JSON at the end (DWORK_TALP_FILE /
- * DLB_TALP_OUTPUT-like, docs/runtime.md). */
+/* dw_finalize: closes the regions still entered and writes them all as
+ * TALP JSON to DWORK_TALP_FILE when it is set (docs/runtime.md). */
 void region_finish(void);
+/* The regions as a JSON array / text lines, for dwork top. */
+#include <stdio.h>
+void region_json(FILE *f);
+void region_text(FILE *f);
 
 #endif
