@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static const char page_head[] =
     "table{border-collapse:collapse}td,th{padding:2px 10px;"
     "text-align:right}th{background:#eee}td.l,th.l{text-align:left}\n"
     ".useful{color:#1a7f37}.waiting{color:#b35900}.idle{color:#888}\n"
-    "#plot{border:1px solid #ccc;margin-top:1em}\n"
+    "#plot{border:1px solid #ccc;margin-top:1em}#cluster{margin-top:1em}\n"
     "</style></head><body>\n"
     "<h1>dwork top</h1><p id=\"head\"></p>\n"
     "<table id=\"procs\"><thead><tr><th>id</th><th class=\"l\">state"
@@ -125,7 +126,7 @@ http_read(int c)
 	char buf[4096];
 	size_t n = 0;
 	while (n < sizeof buf - 1 && !memmem(buf, n, "\r\n\r\n", 4)) {
-		if (cl_wait_fd(c, POLLIN, rt_now_ms() + 2000) < 0)
+		if (cl_wait_fd(c, POLLIN, rt_now_ms() + 30000) < 0)
 			return -1;
 		ssize_t r = recv(c, buf + n, sizeof buf - 1 - n, 0);
 		if (r <= 0)
@@ -138,6 +139,21 @@ http_read(int c)
 	if (!strncmp(buf, "GET /snapshot.json ", 19))
 		return 1;
 	return 2;
+}
+
+/* The control link serves one request at a time. */
+static pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
+static int http_ended;
+
+static char *
+http_snapshot(int fd, size_t *len)
+{
+	pthread_mutex_lock(&http_lock);
+	char *s = http_ended ? NULL : top_request(fd, 0, len);
+	if (!s)
+		http_ended = 1;
+	pthread_mutex_unlock(&http_lock);
+	return s;
 }
 
 /* One request; -1 when the master's link has ended. */
@@ -153,7 +169,7 @@ http_serve(int c, int fd)
 		return 0;
 	}
 	size_t len, el;
-	char *s = top_request(fd, 0, &len);
+	char *s = http_snapshot(fd, &len);
 	if (!s) {
 		http_send(c, "503 Service Unavailable", "text/plain",
 		          "the master ended\n", 17, "", 0);
@@ -224,24 +240,51 @@ http_listen(const char *addr)
 	return l;
 }
 
+struct http_conn {
+	int c, fd;
+};
+
+/* A browser opens connections ahead of its requests: each is served on
+ * a thread of its own, so that an idle one never holds up the others. */
+static void *
+http_thread(void *arg)
+{
+	struct http_conn *h = arg;
+	http_serve(h->c, h->fd);
+	close(h->c);
+	free(h);
+	return NULL;
+}
+
 int
 top_http(int fd, const char *addr)
 {
 	int l = http_listen(addr);
 	if (l < 0)
 		return CMD_USAGE;
-	for (;;) {
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	while (!__atomic_load_n(&http_ended, __ATOMIC_RELAXED)) {
 		int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			break;
 		}
-		int r = http_serve(c, fd);
-		close(c);
-		if (r < 0)
-			break;
+		struct http_conn *h = malloc(sizeof *h);
+		pthread_t t;
+		if (!h) {
+			close(c);
+			continue;
+		}
+		*h = (struct http_conn){c, fd};
+		if (pthread_create(&t, &a, http_thread, h) != 0) {
+			close(c);
+			free(h);
+		}
 	}
+	pthread_attr_destroy(&a);
 	close(l);
 	printf("dwork top: the master ended\n");
 	return CMD_OK;
