@@ -8,6 +8,10 @@
  *                             <= 1.02); runs alternate, best of 5 each
  *   live.overhead_ratio.pmap  dw_pmap of 20,000 items over 2 workers,
  *                             the same way
+ *   live.top_snapshot_ms_256  `dwork top --once --json` against a master
+ *                             of 256 local workers: the whole command
+ *                             (exec, handshake, one snapshot), best and
+ *                             median of 20 (target: one snapshot <= 100)
  *
  * Tracing is off in both.  Each run is a child process (a cluster is set
  * up once per process, and its workers inherit DWORK_ACCOUNT).
@@ -88,6 +92,54 @@ child(int argc, char **argv, int pmap)
 	return rc;
 }
 
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* A master of n workers timing dwork top against itself. */
+static int
+child_top(int argc, char **argv, int n)
+{
+	dw_options o = {.trace = "0", .heartbeat_ms = 500};
+	if (dw_init_opts(&argc, &argv, &o) != DW_OK ||
+	    dw_addprocs(n, NULL, NULL) != n)
+		return 1;
+	usleep(1500000); /* every worker's STATS has arrived */
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "%s top --once --json --pid %d >/dev/null",
+	         DWORK_TOOL_PATH, (int)getpid());
+	double t[20];
+	for (int i = 0; i < 20; i++) {
+		double t0 = now_s();
+		if (system(cmd) != 0)
+			return 1;
+		t[i] = (now_s() - t0) * 1e3;
+	}
+	qsort(t, 20, sizeof t[0], cmp_d);
+	/* the snapshot holds every process */
+	snprintf(cmd, sizeof cmd, "%s top --once --json --pid %d",
+	         DWORK_TOOL_PATH, (int)getpid());
+	FILE *p = popen(cmd, "r");
+	int procs = 0, c, prev = 0;
+	while (p && (c = fgetc(p)) != EOF) {
+		procs += prev == '{' && c == '"' && fgetc(p) == 'i';
+		prev = c;
+	}
+	if (p)
+		pclose(p);
+	printf("bench: live.top_processes_shown = %d of %d\n", procs - 1,
+	       n + 1);
+	printf("bench: live.top_snapshot_ms_%d = %.1f ms (median %.1f ms; "
+	       "the whole dwork top command)\n",
+	       n, t[0], t[10]);
+	fflush(stdout);
+	dw_finalize();
+	return 0;
+}
+
 static double
 run(const char *self, int on, int pmap)
 {
@@ -112,6 +164,8 @@ main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "--child"))
 		return child(argc, argv, atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "--top"))
+		return child_top(argc, argv, atoi(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "--dwork-worker")) {
 		dw_init(&argc, &argv); /* a worker: never returns */
 		return 1;
@@ -135,5 +189,8 @@ main(int argc, char **argv)
 		       pmap ? "item" : "call");
 	}
 	printf("bench: live.overhead_ratio.target = 1.02\n");
-	return 0;
+	fflush(stdout);
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "%s --top 256", self);
+	return system(cmd) == 0 ? 0 : 1;
 }
