@@ -236,13 +236,20 @@ main(int argc, char **argv)
 	int port;
 	pid_t t = start_top(&port);
 	check_page(chromium, dir, port);
-	kill(t, SIGTERM);
-	waitpid(t, NULL, 0);
 	snprintf(p, sizeof p, "%s/stop", dir);
 	fclose(fopen(p, "w"));
 	int st;
 	REQUIRE(waitpid(m, &st, 0) == m);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the page's server ends with its master */
+	int gone = 0;
+	for (int i = 0; i < 500 && !gone; i++, usleep(10000))
+		gone = waitpid(t, &st, WNOHANG) == t;
+	CHECK(gone && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!gone) {
+		kill(t, SIGKILL);
+		waitpid(t, NULL, 0);
+	}
 	tu_rmtree(dir);
 	return tu_report("live_page");
 }

@@ -240,6 +240,22 @@ http_listen(const char *addr)
 	return l;
 }
 
+/* The master never speaks first: the link readable while no request is
+ * in flight means it closed. */
+static int
+http_link_ended(int fd)
+{
+	pthread_mutex_lock(&http_lock);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char b;
+	int ended = http_ended ||
+	            (poll(&p, 1, 0) > 0 && recv(fd, &b, 1, MSG_PEEK) <= 0);
+	if (ended)
+		http_ended = 1;
+	pthread_mutex_unlock(&http_lock);
+	return ended;
+}
+
 struct http_conn {
 	int c, fd;
 };
@@ -266,6 +282,14 @@ top_http(int fd, const char *addr)
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	while (!__atomic_load_n(&http_ended, __ATOMIC_RELAXED)) {
+		struct pollfd pf[2] = {{.fd = l, .events = POLLIN},
+		                       {.fd = fd, .events = POLLIN}};
+		if (poll(pf, 2, 1000) < 0 && errno != EINTR)
+			break;
+		if (pf[1].revents && http_link_ended(fd))
+			break;
+		if (!(pf[0].revents & POLLIN))
+			continue;
 		int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
