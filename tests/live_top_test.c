@@ -321,6 +321,7 @@ check_other_user(const char *rtdir, int pid, const char *cookie)
 	*strrchr(top, '/') = 0;
 	REQUIRE(chmod(top, 0711) == 0 && chmod(rtdir, 0711) == 0 &&
 	        chmod(sock, 0666) == 0);
+	fflush(stdout); /* the child's exit flushes its copy */
 	pid_t c = fork();
 	REQUIRE(c >= 0);
 	if (c == 0) {

@@ -336,7 +336,8 @@ live_useful(const struct acct_snap *s, uint32_t *counted)
 	for (uint32_t i = 0; i < s->nthr; i++)
 		if (s->thr[i].role != ACCT_NOT_COUNTED) {
 			u += s->thr[i].ns[ACCT_USEFUL];
-			(*counted)++;
+			/* a thread that ended keeps its time, not its place */
+			*counted += s->thr[i].cls != ACCT_NCLASS;
 		}
 	return u;
 }
