@@ -363,6 +363,25 @@ check_auth(const char *rtdir, int pid)
 	check_other_user(rtdir, pid, cookie);
 }
 
+/* With two live pids in the directory, dwork top lists them and takes
+ * --pid (the second "socket" is a file named by this test's pid). */
+static void
+check_several(const char *rtdir, int m)
+{
+	char p[700], args[64];
+	snprintf(p, sizeof p, "%s/%d.sock", rtdir, (int)getpid());
+	fclose(fopen(p, "w"));
+	char *s = run_top("--once");
+	CHECK(strstr(s, "2 dwork masters are running") != NULL);
+	CHECK(strstr(s, "--pid") != NULL);
+	free(s);
+	snprintf(args, sizeof args, "--pid %d --once --json", m);
+	s = run_top(args);
+	CHECK(proc_of(s, 2) != NULL);
+	free(s);
+	unlink(p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -399,6 +418,7 @@ main(int argc, char **argv)
 	s = run_top("--pid 1 --once");
 	CHECK(strstr(s, "no running dwork master with pid 1") != NULL);
 	free(s);
+	check_several(rtdir, (int)m);
 
 	char p[700];
 	snprintf(p, sizeof p, "%s/add", dir);
