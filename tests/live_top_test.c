@@ -234,6 +234,12 @@ check_fractions(void)
 	}
 	CHECK(strstr(s, "\"interval\":{\"load_balance\":") != NULL);
 	free(s);
+	s = run_top("--json --count 2 --interval 100"); /* streams lines */
+	int lines = 0;
+	for (const char *q = s; (q = strchr(q, '\n')); q++)
+		lines++;
+	CHECK(lines == 2 && strncmp(s, "{\"pid\":", 7) == 0);
+	free(s);
 	s = run_top("--once");
 	CHECK(strstr(s, "dwork top: pid ") != NULL);
 	CHECK(strstr(s, "solid") != NULL);
