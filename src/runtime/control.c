@@ -569,8 +569,8 @@ static int ctl_cfds[LIVE_CLIENTS];
 static int
 ctl_write_cookie(const char *path)
 {
-	int fd = open(
-	    path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	unlink(path); /* one of an earlier process of this pid */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	size_t n = strlen(rt.cookie);
@@ -598,9 +598,9 @@ ctl_listen(char *why, size_t wl)
 	memcpy(sa.sun_path, ctl_path, (size_t)n + 1);
 	unlink(ctl_path); /* a stale one of an earlier process of this pid */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	mode_t old = umask(077);
+	/* the directory is this user's alone (0700), so the socket's
+	 * moment with the umask's mode before chmod exposes nothing */
 	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
 	if (r < 0 || listen(fd, 16) < 0 || chmod(ctl_path, 0600) < 0 ||
 	    ctl_write_cookie(ctl_cookie_path) < 0) {
 		snprintf(why, wl, "control socket %s: %s", ctl_path,
