@@ -31,6 +31,7 @@ int cmd_stats(int argc, char **argv);
 /* dwork stats --scaling RUN... (cmd_scaling.c). */
 int cmd_stats_scaling(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* The merge's default output prefix for a trace directory (cmd_merge.c):
  * DIR without ".trace", or DIR/trace for ".", ".." and "/".  Allocated;

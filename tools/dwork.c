@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
     {"stats", "time per state, events, calls, bytes and POP metrics",
      cmd_stats},
     {"view", "the timeline picture of a trace, as one HTML file", cmd_view},
+    {"top", "watch this user's running dwork program live", cmd_top},
     {"run", "run a program as the master with N local workers, traced",
      cmd_run},
 };

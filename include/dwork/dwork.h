@@ -72,6 +72,8 @@ enum dw_trace_type {
 	DW_EV_BYTES = 71000005,    /* payload bytes of that frame */
 	DW_EV_WORKER_JOIN = 71000006,  /* a worker joined: its id */
 	DW_EV_WORKER_LEAVE = 71000007, /* a worker left: its id */
+	DW_EV_REGION = 71000008,       /* master: a region entered: its number
+	                                  (1, 2, … in order of first use); 0 left */
 };
 
 /* The id of a registered function in traces: a 32-bit hash of its name
@@ -1101,6 +1103,9 @@ DW_API int dw_hostname(int pid, char *buf, size_t len);
 DW_API void dw_exit_if(int failed);
 
 /* ---- end of short programs ---- */
+
+/* ---- watching a running program: regions (dwork/live.h) ---- */
+#include <dwork/live.h>
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@
 #include <openssl/crypto.h>
 
 #include "runtime/handshake.h"
+#include "runtime/live.h"
 #include "runtime/rt.h"
 #include "runtime/tls.h"
 #include "runtime/rtrace.h"
@@ -644,6 +645,7 @@ cl_worker_lost(struct worker *w, const char *why)
 	conn_close(w->conn);
 	snprintf(msg, sizeof msg, "worker %d has exited%s (%s)", w->id, st,
 	         why);
+	live_worker_gone(w->id, msg);
 	call_fail_peer(w->id, DW_EEXITED, msg);
 	peer_gone(w->id); /* the workers, channels and references forget it */
 	if (state == W_ACTIVE && w->mgr.kill)

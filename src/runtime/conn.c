@@ -13,6 +13,7 @@
 #include <dwork/error.h>
 
 #include "runtime/conn.h"
+#include "runtime/live.h"
 #include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
@@ -418,6 +419,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 	}
 	if (conn_frame_hook)
 		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
+	acct_frame(1, f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);
 	int batch = c->hold || (flags & CONN_MORE);
 	if (c->closed) {
@@ -563,7 +565,9 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 		}
 		if (conn_frame_hook)
 			conn_frame_hook(0, h.type, h.payload);
-		fn(arg, c, &h, p);
+		acct_frame(0, h.payload);
+		if (!live_on_frame(c, &h, p))
+			fn(arg, c, &h, p);
 		if (c->bad) {
 			snprintf(why, whylen, "%s", c->bad_why);
 			return -1;
@@ -598,7 +602,9 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	c->in_big = 0;
 	if (conn_frame_hook)
 		conn_frame_hook(0, c->h.type, c->h.payload);
-	fn(arg, c, &c->h, p);
+	acct_frame(0, c->h.payload);
+	if (!live_on_frame(c, &c->h, p))
+		fn(arg, c, &c->h, p);
 	if (c->bad)
 		snprintf(why, whylen, "%s", c->bad_why);
 	return c->closed || c->bad ? -1 : 1;

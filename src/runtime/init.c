@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/live.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 #include "runtime/tls.h"
@@ -401,6 +402,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		rt.role = RT_NONE;
 		return err;
 	}
+	live_start(); /* dwork top's control socket */
 	cl_catch_sigint();
 	static int registered;
 	if (!registered++)
@@ -431,6 +433,7 @@ dw_finalize(void)
 		return DW_OK;
 	{ /* closed before the tracer ends */
 		RTR_WAITS(DWT_STATE_SYNCHRONIZATION);
+		live_stop(); /* regions written, control socket closed */
 		dw_listen_close();
 		cl_shutdown();
 	}

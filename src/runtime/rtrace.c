@@ -51,6 +51,7 @@ static const char *const msg_names[] = {
     [WIRE_CHALLENGE] = "CHALLENGE",
     [WIRE_CREDIT] = "CREDIT",
     [WIRE_INTERRUPT] = "INTERRUPT",
+    [WIRE_STATS] = "STATS",
 };
 
 void
@@ -111,10 +112,12 @@ rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes)
 void
 rtr_thread_start(const char *name, uint32_t base_state)
 {
-	if (!rtr_on)
+	acct_thread(name);
+	if (!RTR_TRACKING)
 		return;
 	user_based = 1; /* an executor calling out keeps its own base state */
-	dwt_set_thread_name(name);
+	if (rtr_on)
+		dwt_set_thread_name(name);
 	rtr_push(base_state);
 }
 
@@ -148,9 +151,10 @@ rtr_thread_wait_started(void)
 void
 rtr_user_thread(void)
 {
-	if (!rtr_on || user_based)
+	if (!RTR_TRACKING || user_based)
 		return;
 	user_based = 1;
+	acct_user_thread();
 	rtr_push(DWT_STATE_RUNNING);
 }
 

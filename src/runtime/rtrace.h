@@ -13,6 +13,8 @@
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
+#include "runtime/live.h"
+
 struct conn;
 struct worker;
 
@@ -57,15 +59,26 @@ void rtr_user_thread(void);
 extern __thread uint32_t rtr_stack[RTR_STACK];
 extern __thread int rtr_depth;
 
+/* An entry whose state the tracer was given (it is popped there too);
+ * the mirror is kept while tracing or accounting (live.h) is on. */
+#define RTR_TRACED   0x40000000u
+#define RTR_STATE    0x3fffffffu
+#define RTR_TRACKING (rtr_on | acct_on)
+
 static inline void
 rtr_push_as(uint32_t entry)
 {
+	if (!RTR_TRACKING)
+		return;
 	if (__builtin_expect(rtr_on, 0)) {
-		if (rtr_depth < RTR_STACK)
-			rtr_stack[rtr_depth] = entry;
-		rtr_depth++;
-		dwt_state_push(entry & ~RTR_SCOPE);
+		entry |= RTR_TRACED;
+		dwt_state_push(entry & RTR_STATE);
 	}
+	if (rtr_depth < RTR_STACK)
+		rtr_stack[rtr_depth] = entry;
+	rtr_depth++;
+	if (acct_on)
+		acct_enter(entry & RTR_STATE);
 }
 
 static inline void
@@ -77,11 +90,19 @@ rtr_push(uint32_t state)
 static inline void
 rtr_pop(void)
 {
-	if (__builtin_expect(rtr_on, 0)) {
-		if (rtr_depth > 0)
-			rtr_depth--;
+	if (!RTR_TRACKING)
+		return;
+	int d = rtr_depth;
+	uint32_t e = d > 0 && d <= RTR_STACK ? rtr_stack[d - 1]
+	                                     : (rtr_on ? RTR_TRACED : 0);
+	if (d > 0)
+		rtr_depth = --d;
+	if (__builtin_expect(rtr_on, 0) && (e & RTR_TRACED))
 		dwt_state_pop();
-	}
+	if (acct_on)
+		acct_enter(d > 0 && d <= RTR_STACK
+		               ? rtr_stack[d - 1] & RTR_STATE
+		               : ACCT_STATE_OFF);
 }
 
 /*
@@ -116,6 +137,10 @@ void rtr_wait_end(int *pushed);
 static inline void
 rtr_event(uint32_t type, uint64_t value)
 {
+	if (acct_on && type == DW_EV_FUNCTION)
+		acct_function((uint32_t)value);
+	else if (acct_on && type == DW_EV_CALL)
+		acct_issued((uint32_t)value);
 	if (__builtin_expect(rtr_on, 0))
 		dwt_event(type, value);
 }

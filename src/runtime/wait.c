@@ -22,13 +22,13 @@ wait_top(void)
 {
 	if (rtr_depth <= 0 || rtr_depth > RTR_STACK)
 		return UINT32_MAX & ~RTR_SCOPE;
-	return rtr_stack[rtr_depth - 1];
+	return rtr_stack[rtr_depth - 1] & ~RTR_TRACED;
 }
 
 int
 rtr_wait_begin(uint32_t state, int kind)
 {
-	if (!rtr_on)
+	if (!RTR_TRACKING)
 		return 0;
 	if (kind == RTR_WAIT_SCOPE)
 		rtr_user_thread(); /* its Running base goes below */
@@ -46,7 +46,7 @@ rtr_wait_begin(uint32_t state, int kind)
 void
 rtr_wait_end(int *pushed)
 {
-	if (*pushed && rtr_on)
+	if (*pushed)
 		rtr_pop();
 	*pushed = 0;
 }

@@ -46,7 +46,10 @@ enum wire_type {
 	WIRE_CREDIT = 20,    /* flow control: ref = CALL payload bytes run */
 	WIRE_INTERRUPT = 21, /* master → worker: interrupt the running call
 	                        (ref = its call id, 0: every running call) */
-	WIRE_TYPE_MAX = 21,
+	WIRE_STATS = 22,     /* worker → master, before its PONG: its
+	                        accounting (live.h); on the control socket
+	                        the request (ref = format) and its answer */
+	WIRE_TYPE_MAX = 22,
 };
 
 enum wire_call_mode {

@@ -1,0 +1,532 @@
+/*
+ * Always-on accounting (live.h): per thread, the time in each class of
+ * state; per function, calls served and issued; bytes; memory.  Each
+ * thread writes only its own slot, under a sequence counter that a
+ * reader retries on, so the hot path takes no lock.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ACCT_HAVE_TSC 1
+#endif
+
+#include <dwork/dwork.h>
+#include <dwork/trace.h>
+
+#include "runtime/live.h"
+#include "runtime/rt.h"
+#include "runtime/wire.h"
+
+#define ACCT_VERSION   1u
+#define ACCT_HEAD      48u /* fixed part of a STATS payload */
+#define ACCT_THR_BYTES 40u
+#define ACCT_FN_SENT   128 /* functions in one STATS payload at most */
+
+struct slot {
+	uint32_t seq; /* odd while its thread writes */
+	uint32_t cls; /* ACCT_NCLASS: outside any state */
+	uint32_t fn;
+	uint32_t role;
+	uint32_t free; /* its thread ended: another may take it */
+	uint64_t since;
+	uint64_t ns[ACCT_NCLASS];
+};
+
+struct fnc {
+	uint32_t id;
+	uint64_t served, issued;
+};
+
+int acct_on = 1;
+static uint64_t acct_t0;
+static struct slot slots[ACCT_THREADS];
+static uint32_t nslots;
+static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
+static struct fnc fns[ACCT_FUNCS];
+static uint64_t bytes_sent, bytes_recv;
+static __thread struct slot *me;
+static __thread int me_role;
+
+uint64_t
+acct_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The hot path's clock: the TSC when the kernel keeps time with it (it
+ * is then invariant and shared by every core), a third of the cost of
+ * clock_gettime here; its ticks become ns when the figures are read,
+ * at the rate measured since the process began. */
+static int acct_tsc;
+static uint64_t acct_tsc0;
+
+static inline uint64_t
+acct_ticks(void)
+{
+#ifdef ACCT_HAVE_TSC
+	if (__builtin_expect(acct_tsc, 1))
+		return __rdtsc();
+#endif
+	return acct_now();
+}
+
+/* ns per tick now (1 without the TSC). */
+static double
+acct_rate(uint64_t ticks, uint64_t ns)
+{
+	if (!acct_tsc || ticks <= acct_tsc0 || ns <= acct_t0)
+		return 1.0;
+	return (double)(ns - acct_t0) / (double)(ticks - acct_tsc0);
+}
+
+static int
+acct_tsc_trusted(void)
+{
+#ifdef ACCT_HAVE_TSC
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
+	                "current_clocksource",
+	                "r");
+	char b[32] = "";
+	if (f) {
+		if (!fgets(b, sizeof b, f))
+			b[0] = 0;
+		fclose(f);
+	}
+	return !strcmp(b, "tsc\n");
+#else
+	return 0;
+#endif
+}
+
+static void __attribute__((constructor)) acct_init_env(void)
+{
+	const char *v = getenv("DWORK_ACCOUNT");
+	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") ||
+	          !strcasecmp(v, "no") || !strcasecmp(v, "false")))
+		acct_on = 0;
+	acct_tsc = acct_on && acct_tsc_trusted();
+	acct_t0 = acct_now();
+	acct_tsc0 = acct_ticks();
+}
+
+void
+acct_init(void)
+{
+	acct_init_env();
+}
+
+uint32_t
+acct_class_of(uint32_t state)
+{
+	switch (state) {
+	case ACCT_STATE_OFF:
+		return ACCT_NCLASS;
+	case DWT_STATE_RUNNING:
+		return ACCT_USEFUL;
+	case DWT_STATE_IDLE:
+		return ACCT_IDLE;
+	case DWT_STATE_WAITING_MESSAGE:
+	case DWT_STATE_BLOCKING_SEND:
+	case DWT_STATE_SYNCHRONIZATION:
+	case DWT_STATE_SCHEDULING:
+	case DWT_STATE_WAIT_ALL:
+	case DWT_STATE_BLOCKED:
+	case DWT_STATE_TEST_PROBE:
+	case DWT_STATE_STARTUP_LATENCY:
+		return ACCT_WAITING;
+	default:
+		return ACCT_RUNTIME;
+	}
+}
+
+/* A thread that ends leaves its slot: its time stops, and what it
+ * accounted stays in the process's totals (a new thread adds to them). */
+static pthread_key_t acct_key;
+static pthread_once_t acct_key_once = PTHREAD_ONCE_INIT;
+
+static void
+acct_thread_end(void *arg)
+{
+	struct slot *s = arg;
+	me = s;
+	acct_enter(ACCT_STATE_OFF);
+	__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
+	me = NULL;
+	__atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
+}
+
+static void
+acct_key_init(void)
+{
+	pthread_key_create(&acct_key, acct_thread_end);
+}
+
+static struct slot *
+acct_reuse(void)
+{
+	uint32_t n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < ACCT_THREADS; i++) {
+		uint32_t one = 1;
+		if (__atomic_load_n(&slots[i].free, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&slots[i].free, &one, 0, 0,
+		                                __ATOMIC_ACQ_REL,
+		                                __ATOMIC_RELAXED))
+			return &slots[i];
+	}
+	return NULL;
+}
+
+static struct slot *
+acct_claim(void)
+{
+	pthread_once(&acct_key_once, acct_key_init);
+	struct slot *r = acct_reuse();
+	if (r) {
+		__atomic_store_n(&r->role, (uint32_t)me_role, __ATOMIC_RELEASE);
+		me = r;
+		pthread_setspecific(acct_key, r);
+		return r;
+	}
+	uint32_t i = __atomic_fetch_add(&nslots, 1, __ATOMIC_RELAXED);
+	if (i >= ACCT_THREADS) {
+		__atomic_store_n(&nslots, ACCT_THREADS, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&lost_threads, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	struct slot *s = &slots[i];
+	__atomic_store_n(&s->cls, ACCT_NCLASS, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->role, (uint32_t)me_role, __ATOMIC_RELEASE);
+	me = s;
+	pthread_setspecific(acct_key, s);
+	return s;
+}
+
+/* The writer's side of the sequence counter. */
+static void
+seq_open(struct slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void
+seq_close(struct slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+void
+acct_enter(uint32_t state)
+{
+	struct slot *s = me ? me : acct_claim();
+	if (__builtin_expect(!s, 0))
+		return;
+	uint64_t now = acct_ticks();
+	uint32_t cls = acct_class_of(state);
+	seq_open(s);
+	uint32_t old = s->cls;
+	if (old < ACCT_NCLASS)
+		__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+		                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	seq_close(s);
+}
+
+static struct fnc *
+acct_fn_slot(uint32_t id)
+{
+	uint32_t i = id % ACCT_FUNCS;
+	for (int n = 0; n < ACCT_FUNCS; n++, i = (i + 1) % ACCT_FUNCS) {
+		uint32_t cur = __atomic_load_n(&fns[i].id, __ATOMIC_ACQUIRE);
+		if (cur == id)
+			return &fns[i];
+		if (cur == 0 && __atomic_compare_exchange_n(
+		                    &fns[i].id, &cur, id, 0, __ATOMIC_ACQ_REL,
+		                    __ATOMIC_ACQUIRE))
+			return &fns[i];
+		if (cur == id)
+			return &fns[i];
+	}
+	return NULL; /* more functions than ACCT_FUNCS: not counted */
+}
+
+void
+acct_function(uint32_t id)
+{
+	struct slot *s = me ? me : acct_claim();
+	if (s)
+		__atomic_store_n(&s->fn, id, __ATOMIC_RELAXED);
+	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	if (f)
+		__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
+}
+
+void
+acct_issued(uint32_t id)
+{
+	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	if (f)
+		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
+}
+
+void
+acct_frame(int sent, size_t bytes)
+{
+	if (acct_on)
+		__atomic_fetch_add(sent ? &bytes_sent : &bytes_recv, bytes,
+		                   __ATOMIC_RELAXED);
+}
+
+static void
+acct_set_role(int role)
+{
+	me_role = role;
+	if (me)
+		__atomic_store_n(&me->role, (uint32_t)role, __ATOMIC_RELAXED);
+}
+
+void
+acct_thread(const char *name)
+{
+	if (!strncmp(name, "executor", 8))
+		acct_set_role(ACCT_EXECUTOR);
+	else if (!strcmp(name, "master"))
+		acct_set_role(ACCT_USER);
+	else
+		acct_set_role(ACCT_NOT_COUNTED);
+}
+
+void
+acct_user_thread(void)
+{
+	if (rt.role == RT_MASTER && me_role == ACCT_NOT_COUNTED &&
+	    (!me || me->role == ACCT_NOT_COUNTED))
+		acct_set_role(ACCT_USER);
+}
+
+/* ---- reading the slots ---- */
+
+static void
+acct_read_slot(struct slot *s, uint64_t now, double rate, struct acct_thr *t)
+{
+	uint32_t a, b;
+	uint64_t since;
+	do {
+		a = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		t->role = (uint8_t)__atomic_load_n(&s->role, __ATOMIC_RELAXED);
+		t->cls = (uint8_t)__atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+		t->fn = __atomic_load_n(&s->fn, __ATOMIC_RELAXED);
+		since = __atomic_load_n(&s->since, __ATOMIC_RELAXED);
+		for (int k = 0; k < ACCT_NCLASS; k++)
+			t->ns[k] = __atomic_load_n(&s->ns[k], __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		b = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	} while ((a & 1) || a != b);
+	if (t->cls < ACCT_NCLASS && now > since)
+		t->ns[t->cls] += now - since; /* the burst it is in */
+	for (int k = 0; k < ACCT_NCLASS; k++)
+		t->ns[k] = (uint64_t)((double)t->ns[k] * rate);
+	if (t->cls != ACCT_USEFUL)
+		t->fn = 0;
+}
+
+static uint64_t
+acct_rss(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long size = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Function names, from the registry (the ids are hashes of them). */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint32_t id;
+	const char *name;
+} * names;
+static size_t nnames, names_cap;
+
+static void
+acct_name_one(const char *name)
+{
+	if (nnames == names_cap) {
+		size_t nc = names_cap ? 2 * names_cap : 64;
+		void *p = realloc(names, nc * sizeof *names);
+		if (!p)
+			return;
+		names = p;
+		names_cap = nc;
+	}
+	names[nnames].id = dw_function_id(name);
+	names[nnames++].name = name;
+}
+
+static const char *
+acct_name_of(uint32_t id)
+{
+	for (size_t i = 0; i < nnames; i++)
+		if (names[i].id == id)
+			return names[i].name;
+	return "";
+}
+
+static unsigned char *
+acct_put_fn(unsigned char *q, uint32_t id, uint64_t served, uint64_t issued)
+{
+	const char *nm = acct_name_of(id);
+	size_t nl = strlen(nm);
+	if (nl > 255)
+		nl = 255;
+	wire_put_u32(q, id);
+	wire_put_u64(q + 4, served);
+	wire_put_u64(q + 12, issued);
+	q[20] = (unsigned char)nl;
+	memcpy(q + 21, nm, nl);
+	return q + 21 + nl;
+}
+
+/* Whether id is already among the n functions written from start. */
+static int
+acct_fn_listed(const unsigned char *start, uint32_t n, uint32_t id)
+{
+	const unsigned char *q = start;
+	for (uint32_t i = 0; i < n; i++) {
+		if (wire_get_u32(q) == id)
+			return 1;
+		q += 21 + q[20];
+	}
+	return 0;
+}
+
+size_t
+acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
+{
+	uint64_t now = acct_ticks(), now_ns = acct_now();
+	double rate = acct_rate(now, now_ns);
+	uint32_t nt = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	if (nt > ACCT_THREADS)
+		nt = ACCT_THREADS;
+	unsigned char *q = p + ACCT_HEAD;
+	uint32_t running[ACCT_THREADS];
+	for (uint32_t i = 0; i < nt; i++, q += ACCT_THR_BYTES) {
+		struct acct_thr t;
+		acct_read_slot(&slots[i], now, rate, &t);
+		if (&slots[i] == me && self_cls < ACCT_NCLASS)
+			t.cls = (uint8_t)self_cls;
+		running[i] = t.fn;
+		q[0] = t.role;
+		q[1] = t.cls;
+		wire_put_u16(q + 2, 0);
+		wire_put_u32(q + 4, t.fn);
+		for (int k = 0; k < ACCT_NCLASS; k++)
+			wire_put_u64(q + 8 + 8 * k, t.ns[k]);
+	}
+	pthread_mutex_lock(&names_lock);
+	nnames = 0;
+	call_each_function(acct_name_one);
+	unsigned char *fstart = q;
+	uint32_t nf = 0;
+	for (int i = 0; i < ACCT_FUNCS && nf < ACCT_FN_SENT; i++) {
+		uint32_t id = __atomic_load_n(&fns[i].id, __ATOMIC_ACQUIRE);
+		if (id)
+			q = acct_put_fn(
+			    q, id,
+			    __atomic_load_n(&fns[i].served, __ATOMIC_RELAXED),
+			    __atomic_load_n(&fns[i].issued, __ATOMIC_RELAXED)),
+			nf++;
+	}
+	for (uint32_t i = 0; i < nt && nf < ACCT_FN_SENT; i++)
+		if (running[i] && !acct_fn_listed(fstart, nf, running[i]))
+			q = acct_put_fn(q, running[i], 0, 0), nf++;
+	pthread_mutex_unlock(&names_lock);
+	wire_put_u32(p, ACCT_VERSION);
+	wire_put_u32(p + 4, nt);
+	wire_put_u32(p + 8, nf);
+	wire_put_u32(p + 12, queue);
+	wire_put_u64(p + 16, now_ns - acct_t0);
+	wire_put_u64(p + 24, acct_rss());
+	wire_put_u64(p + 32, __atomic_load_n(&bytes_sent, __ATOMIC_RELAXED));
+	wire_put_u64(p + 40, __atomic_load_n(&bytes_recv, __ATOMIC_RELAXED));
+	return (size_t)(q - p);
+}
+
+int
+acct_decode(const unsigned char *p, size_t len, struct acct_snap *s, char *why,
+            size_t wl)
+{
+	memset(s, 0, sizeof *s);
+	if (len < ACCT_HEAD || wire_get_u32(p) != ACCT_VERSION) {
+		snprintf(why, wl,
+		         "STATS payload of %zu bytes is not version %u", len,
+		         ACCT_VERSION);
+		return -1;
+	}
+	uint32_t nt = wire_get_u32(p + 4), nf = wire_get_u32(p + 8);
+	if (nt > ACCT_THREADS || nf > ACCT_FUNCS ||
+	    ACCT_HEAD + (uint64_t)nt * ACCT_THR_BYTES > len) {
+		snprintf(why, wl,
+		         "STATS payload: %u threads, %u functions do "
+		         "not fit %zu bytes",
+		         nt, nf, len);
+		return -1;
+	}
+	s->queue = wire_get_u32(p + 12);
+	s->at = wire_get_u64(p + 16);
+	s->rss = wire_get_u64(p + 24);
+	s->sent = wire_get_u64(p + 32);
+	s->recv = wire_get_u64(p + 40);
+	const unsigned char *q = p + ACCT_HEAD, *end = p + len;
+	for (uint32_t i = 0; i < nt; i++, q += ACCT_THR_BYTES) {
+		struct acct_thr *t = &s->thr[i];
+		t->role = q[0];
+		t->cls = q[1] > ACCT_NCLASS ? ACCT_NCLASS : q[1];
+		t->fn = wire_get_u32(q + 4);
+		for (int k = 0; k < ACCT_NCLASS; k++)
+			t->ns[k] = wire_get_u64(q + 8 + 8 * k);
+	}
+	s->nthr = nt;
+	s->fn = calloc(nf ? nf : 1, sizeof *s->fn);
+	if (!s->fn) {
+		snprintf(why, wl, "out of memory for a STATS payload");
+		return -1;
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		if (end - q < 21 || end - q < 21 + q[20]) {
+			snprintf(why, wl,
+			         "STATS payload cut inside function %u", i);
+			acct_snap_free(s);
+			return -1;
+		}
+		struct acct_fn *f = &s->fn[i];
+		f->id = wire_get_u32(q);
+		f->served = wire_get_u64(q + 4);
+		f->issued = wire_get_u64(q + 12);
+		memcpy(f->name, q + 21, q[20]);
+		f->name[q[20]] = 0;
+		q += 21 + q[20];
+	}
+	s->nfn = nf;
+	return 0;
+}
+
+void
+acct_snap_free(struct acct_snap *s)
+{
+	free(s->fn);
+	s->fn = NULL;
+	s->nfn = 0;
+}

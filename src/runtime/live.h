@@ -1,0 +1,124 @@
+/*
+ * Live watching of a running cluster (docs/runtime.md, "Watching a
+ * running program"): always-on accounting of every process (account.c),
+ * its figures carried to the master on the heartbeat (STATS frames,
+ * docs/wire-protocol.md), the master's control socket that `dwork top`
+ * attaches to (control.c), and regions (region.c).
+ */
+#ifndef DW_RUNTIME_LIVE_H
+#define DW_RUNTIME_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct conn;
+struct wire_hdr;
+
+/* What a thread's time is spent on, from the Paraver state it is in:
+ * Running is useful, Idle is idle, the runtime's blocking states are
+ * waiting, everything else (Send Receive, Overhead, startup) runtime. */
+enum acct_class {
+	ACCT_USEFUL = 0,
+	ACCT_WAITING = 1,
+	ACCT_RUNTIME = 2,
+	ACCT_IDLE = 3,
+	ACCT_NCLASS = 4,
+};
+
+/* Which threads count in the efficiencies, as `dwork stats` counts them
+ * (merge/stats.h, st_thread_role): executors and the master's user
+ * threads; I/O threads and a worker's main thread do not. */
+enum acct_role { ACCT_NOT_COUNTED = 0, ACCT_USER = 1, ACCT_EXECUTOR = 2 };
+
+#define ACCT_THREADS   256        /* threads accounted per process */
+#define ACCT_FUNCS     512        /* functions counted per process */
+#define ACCT_STATE_OFF UINT32_MAX /* a thread outside any state */
+
+/* On unless DWORK_ACCOUNT is 0/off (read once, at the first use). */
+extern int acct_on;
+void acct_init(void);
+
+/* The hot path (rtrace.h calls these at the state changes and events
+ * the runtime already records): no lock, no allocation after a thread's
+ * first call. */
+void acct_enter(uint32_t state); /* the thread is now in state */
+void acct_function(uint32_t id); /* DW_EV_FUNCTION: id runs, 0 ended */
+void acct_issued(uint32_t id);   /* DW_EV_CALL: a call to id issued */
+void acct_frame(int sent, size_t bytes);
+/* The calling thread's name (rtr_thread_start, dw_init's "master"). */
+void acct_thread(const char *name);
+/* The calling thread is a master user thread. */
+void acct_user_thread(void);
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t acct_now(void);
+
+/* This process's figures as a STATS payload (docs/wire-protocol.md);
+ * queue is the calls waiting for an executor (worker) or in flight
+ * (master); self_cls, when < ACCT_NCLASS, is the calling
+ * thread's state now (a thread answering a PING shows the state it was
+ * in before it read it).  Returns the length written into p (at most
+ * ACCT_STATS_MAX). */
+#define ACCT_STATS_MAX 60000u
+size_t acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls);
+/* The class of a Paraver state (ACCT_STATE_OFF: ACCT_NCLASS). */
+uint32_t acct_class_of(uint32_t state);
+
+/* ---- a decoded STATS payload ---- */
+struct acct_fn {
+	uint32_t id;
+	uint64_t served, issued;
+	char name[256];
+};
+struct acct_thr {
+	uint8_t role, cls; /* cls ACCT_NCLASS: outside any state */
+	uint32_t fn;       /* the function running, 0 none */
+	uint64_t ns[ACCT_NCLASS];
+};
+struct acct_snap {
+	uint64_t at;         /* ns since the process's accounting began */
+	uint64_t rss;        /* bytes */
+	uint64_t sent, recv; /* payload bytes of frames */
+	uint32_t queue;
+	uint32_t nthr, nfn;
+	struct acct_thr thr[ACCT_THREADS];
+	struct acct_fn *fn; /* nfn, malloc'd */
+};
+/* Decodes p; 0, or -1 with the reason in why. */
+int acct_decode(const unsigned char *p, size_t len, struct acct_snap *s,
+                char *why, size_t wl);
+void acct_snap_free(struct acct_snap *s);
+
+/* ---- collection (control.c) ---- */
+/* Every frame received passes here first (conn.c): STATS frames are
+ * taken (1: p is freed), a worker answers a PING with its STATS first
+ * (0: the frame goes on to call_on_frame). */
+int live_on_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p);
+/* The master forgets worker id, keeping why it left. */
+void live_worker_gone(int id, const char *why);
+/* Master: opens the control socket (after the I/O thread started), and
+ * closes it, removing its files, at dw_finalize. */
+void live_start(void);
+void live_stop(void);
+/* The directory of the control sockets (DWORK_RUNTIME_DIR, else
+ * $XDG_RUNTIME_DIR/dwork, else /tmp/dwork-UID), created 0700 and checked
+ * to be this user's alone; 0, or -1 with the reason. */
+int live_dir(char *dir, size_t len, char *why, size_t wl);
+
+/* Master: asks every worker for its figures now and waits up to
+ * timeout_ms for their answers (those that leave are not waited for). */
+void live_refresh(int timeout_ms);
+/* Master: each process's useful ns (its counted threads) as last heard,
+ * the master's own now; returns how many of max were written. */
+size_t live_useful_all(int *ids, uint64_t *useful, size_t max);
+
+/* ---- regions (region.c) ---- */
+/* dw_finalize: closes the regions still entered and writes them all as
+ * TALP JSON to DWORK_TALP_FILE when it is set (docs/runtime.md). */
+void region_finish(void);
+/* The regions as a JSON array / text lines, for dwork top. */
+#include <stdio.h>
+void region_json(FILE *f);
+void region_text(FILE *f);
+
+#endif
