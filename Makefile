@@ -4,6 +4,8 @@
 #   make check     build, then run the test suite (the `slow` ones last)
 #   make demo      build, then run the demo (Mandelbrot on 4 traced workers)
 #   make bench     build, then run every benchmark (build/bench/bench_*)
+#   make bench-quick  the same in under a minute: smaller traces, fewer
+#                  calls, no callgrind, no scale benchmark (development)
 #   make install   install into $(PREFIX) (DESTDIR honoured)
 #   make asan      build and test under ASan+UBSan in $(ASAN_DIR), no `slow`
 #   make fuzz      build with clang and run each fuzzer for FUZZ_SECONDS
@@ -31,7 +33,7 @@ CI_FLAGS := $(if $(filter true,$(CI)),-DDW_WERROR=ON)
 configure = if [ ! -f $(1)/CMakeCache.txt ] || [ -n "$(strip $(CI_FLAGS) $(CMAKE_FLAGS))" ]; then \
 	$(CMAKE) -S . -B $(1) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(2) $(CMAKE_FLAGS); fi
 
-.PHONY: all build check demo bench install asan fuzz format clean
+.PHONY: all build check demo bench bench-quick install asan fuzz format clean
 
 all: build
 
@@ -58,6 +60,15 @@ demo: build
 bench: build
 	@set -e; for b in $(BUILD_DIR)/bench/bench_*; do \
 		[ -f "$$b" ] && [ -x "$$b" ] || continue; \
+		echo "== $$b"; "$$b"; \
+	done
+
+bench-quick: build
+	@set -e; export BENCH_QUICK=1 BENCH_MERGE_RECORDS=1000000 \
+		BENCH_VIEW_RECORDS=500000; \
+	for b in $(BUILD_DIR)/bench/bench_*; do \
+		[ -f "$$b" ] && [ -x "$$b" ] || continue; \
+		case "$$b" in *bench_scale) continue;; esac; \
 		echo "== $$b"; "$$b"; \
 	done
 

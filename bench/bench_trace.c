@@ -29,8 +29,8 @@
 
 #include "bench_util.h"
 
-#define NREC   10000000u
-#define REPEAT 5
+#define NREC   (bu_quick() ? 1000000u : 10000000u)
+#define REPEAT (bu_quick() ? 2 : 5)
 
 static char base[256];
 

@@ -3,12 +3,27 @@
  *
  *   trace.rpc_overhead_ratio  100,000 sequential dw_remotecall_fetch calls
  *                             to one worker with tracing on, divided by
- *                             the same with tracing off (target <= 1.10);
- *                             runs alternate, best of 3 each
+ *                             the same with tracing off, both processes
+ *                             pinned to one CPU (taskset -c 0: the stable
+ *                             mode, no cross-CPU wake-ups); runs
+ *                             alternate, best of 3 each (target <= 1.05)
+ *   trace.rpc_overhead_ratio_unpinned   the same, unpinned
  *   trace.events_per_call     records written per remote call, by all
  *                             processes (caller and callee, all threads)
+ *   trace.rpc_added_ns_per_call  pinned on - off per call, beside
+ *                             1.5 x events_per_call x trace.event_ns
+ *                             (an event's cost measured in this run, in
+ *                             a traced process of the same cluster)
+ *   rpc.fetch_instr_per_call, trace.rpc_instr_per_call  instructions per
+ *                             call of every process (caller, callee, all
+ *                             threads) from valgrind --tool=callgrind,
+ *                             untraced and traced: the difference of a
+ *                             run of 1,200 calls and one of 200, so
+ *                             start-up and exit cancel; they do not
+ *                             change with the machine's load
  *
  * Each run is a child process (a cluster is set up once per process).
+ * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -21,6 +36,7 @@
 #include <unistd.h>
 
 #include <dwork/dwork.h>
+#include <dwork/trace.h>
 
 #include "merge/reader.h"
 
@@ -51,6 +67,20 @@ child(int argc, char **argv, const char *trace, int n)
 	int w;
 	if (dw_addprocs(1, NULL, &w) != 1)
 		return 1;
+	if (n < 0) { /* the cost of one event in this traced process */
+		double best = 1e30;
+		for (int r = 0; r < 5; r++) {
+			double t = now_s();
+			for (int i = 0; i < 1000000; i++)
+				dwt_event(71999999u, (uint64_t)i);
+			t = (now_s() - t) * 1e9 / 1e6;
+			best = t < best ? t : best;
+		}
+		printf("%.6f\n", best);
+		fflush(stdout);
+		dw_finalize();
+		return 0;
+	}
 	uint64_t v = 1;
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
@@ -67,10 +97,10 @@ child(int argc, char **argv, const char *trace, int n)
 }
 
 static double
-run(const char *self, const char *trace, int n)
+run_cmd(const char *pre, const char *self, const char *trace, int n)
 {
 	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "%s --child %s %d", self, trace, n);
+	snprintf(cmd, sizeof cmd, "%s%s --child %s %d", pre, self, trace, n);
 	FILE *p = popen(cmd, "r");
 	double s = -1;
 	if (!p || fscanf(p, "%lf", &s) != 1)
@@ -82,6 +112,18 @@ run(const char *self, const char *trace, int n)
 		exit(1);
 	}
 	return s;
+}
+
+static double
+run(const char *self, const char *trace, int n)
+{
+	return run_cmd("", self, trace, n);
+}
+
+static double
+run_pinned(const char *self, const char *trace, int n)
+{
+	return run_cmd("taskset -c 0 ", self, trace, n);
 }
 
 static uint64_t
@@ -127,6 +169,62 @@ records_for(const char *self, const char *base, int n)
 	return r;
 }
 
+/* Instructions of every process of a run of n calls under callgrind
+ * (its totals summed over the output files of all processes); 0 when
+ * valgrind is missing or the run failed. */
+static uint64_t
+instructions(const char *self, const char *base, const char *trace, int n)
+{
+	char cmd[2048], path[700], line[512];
+	uint64_t total = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof path, "%s/cg", base);
+	mkdir(path, 0700);
+	snprintf(cmd, sizeof cmd,
+	         "DWORK_HEARTBEAT_MS=600000 DWORK_HEARTBEAT_TIMEOUT_MS=1200000 "
+	         "valgrind --tool=callgrind --trace-children=yes "
+	         "--callgrind-out-file=%s/cg.%%p %s --child %s %d "
+	         ">/dev/null 2>&1",
+	         path, self, trace, n);
+	if (system(cmd) != 0)
+		return 0;
+	if (!(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d))) {
+		char file[1000];
+		FILE *f;
+
+		if (strncmp(e->d_name, "cg.", 3))
+			continue;
+		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+		if (!(f = fopen(file, "r")))
+			continue;
+		while (fgets(line, sizeof line, f))
+			if (!strncmp(line, "totals:", 7) ||
+			    !strncmp(line, "summary:", 8)) {
+				total +=
+				    strtoull(strchr(line, ':') + 1, NULL, 10);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return total;
+}
+
+/* Instructions per call: the difference of 1,200 calls and 200. */
+static double
+instr_per_call(const char *self, const char *base, const char *trace)
+{
+	uint64_t a = instructions(self, base, trace, 200);
+	uint64_t b = instructions(self, base, trace, 1200);
+
+	return a && b > a ? (double)(b - a) / 1000.0 : -1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -146,24 +244,64 @@ main(int argc, char **argv)
 		return 1;
 	char dir[600];
 	snprintf(dir, sizeof dir, "%s/on", base);
-	double off = 1e30, on = 1e30;
+	const char *q = getenv("BENCH_QUICK");
+	int quick = q && *q && strcmp(q, "0");
+	int calls = quick ? CALLS / 10 : CALLS;
+	double off = 1e30, on = 1e30, uoff = 1e30, uon = 1e30, ev = 1e30;
 	for (int r = 0; r < 3; r++) {
-		double v = run(self, "0", CALLS);
+		double v = run_pinned(self, "0", calls);
 		off = v < off ? v : off;
-		v = run(self, dir, CALLS);
+		v = run_pinned(self, dir, calls);
 		on = v < on ? v : on;
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		v = run(self, "0", calls);
+		uoff = v < uoff ? v : uoff;
+		v = run(self, dir, calls);
+		uon = v < uon ? v : uon;
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		v = run_pinned(self, dir, -1);
+		ev = v < ev ? v : ev;
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	}
-	printf("bench: trace.rpc_overhead_ratio = %.3f\n", on / off);
+	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU)\n", on / off);
 	printf("bench: trace.rpc_overhead_ratio.on_us_per_call = %.2f us\n",
-	       on / CALLS * 1e6);
+	       on / calls * 1e6);
 	printf("bench: trace.rpc_overhead_ratio.off_us_per_call = %.2f us\n",
-	       off / CALLS * 1e6);
-	printf("bench: trace.rpc_overhead_ratio.target = 1.10\n");
+	       off / calls * 1e6);
+	printf("bench: trace.rpc_overhead_ratio.target = 1.05\n");
+	printf("bench: trace.rpc_overhead_ratio_unpinned = %.3f (%.2f vs %.2f "
+	       "us a call)\n",
+	       uon / uoff, uon / calls * 1e6, uoff / calls * 1e6);
 	uint64_t r1 = records_for(self, base, 1000);
 	uint64_t r2 = records_for(self, base, 11000);
-	printf("bench: trace.events_per_call = %.2f records\n",
-	       (double)(r2 - r1) / 10000.0);
+	double epc = (double)(r2 - r1) / 10000.0;
+	printf("bench: trace.events_per_call = %.2f records\n", epc);
+	printf("bench: trace.events_per_call.target = 12.00 records\n");
+	printf("bench: trace.event_ns_in_cluster = %.2f ns\n", ev);
+	printf("bench: trace.rpc_added_ns_per_call = %.0f ns\n",
+	       (on - off) / calls * 1e9);
+	printf("bench: trace.rpc_added_ns_per_call.target = %.0f ns (1.5 x "
+	       "events_per_call x event_ns)\n",
+	       1.5 * epc * ev);
+	if (!quick && system("valgrind --version >/dev/null 2>&1") == 0) {
+		double i_off = instr_per_call(self, base, "0");
+		double i_on = instr_per_call(self, base, dir);
+
+		if (i_off > 0 && i_on > 0) {
+			printf("bench: rpc.fetch_instr_per_call = %.0f "
+			       "instructions (callgrind, all processes)\n",
+			       i_off);
+			printf("bench: trace.rpc_instr_per_call = %.0f "
+			       "instructions (+%.0f traced)\n",
+			       i_on, i_on - i_off);
+		} else {
+			printf("bench: rpc.fetch_instr_per_call: callgrind "
+			       "run failed (missing)\n");
+		}
+	} else {
+		printf("bench: rpc.fetch_instr_per_call: %s (missing)\n",
+		       quick ? "BENCH_QUICK" : "no valgrind");
+	}
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

@@ -17,6 +17,16 @@
 
 #define BU_NI __attribute__((no_instrument_function))
 
+/* True under `make bench-quick` (BENCH_QUICK set, not 0): a tenth of
+ * the work, for development; the figures are noisier. */
+static inline int BU_NI
+bu_quick(void)
+{
+	const char *q = getenv("BENCH_QUICK");
+
+	return q && *q && strcmp(q, "0") != 0;
+}
+
 static inline double BU_NI
 bu_now_s(void)
 {

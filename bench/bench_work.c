@@ -20,8 +20,11 @@
 
 #include <dwork/dwork.h>
 
-#define ITEMS 100000
-#define PAIRS 20000
+/* a tenth under make bench-quick (BENCH_QUICK) */
+#define QUICK     (getenv("BENCH_QUICK") && strcmp(getenv("BENCH_QUICK"), "0"))
+#define ITEMS_MAX 100000
+#define ITEMS     (QUICK ? 10000 : ITEMS_MAX)
+#define PAIRS     (QUICK ? 2000 : 20000)
 
 static double
 now_s(void)
@@ -79,9 +82,9 @@ pipelined_calls(const int *ids, int nw)
 static double
 pmap_items(int batch)
 {
-	static int xs[ITEMS];
-	static dw_buf in[ITEMS];
-	static dw_result out[ITEMS];
+	static int xs[ITEMS_MAX];
+	static dw_buf in[ITEMS_MAX];
+	static dw_result out[ITEMS_MAX];
 	for (int i = 0; i < ITEMS; i++) {
 		xs[i] = i;
 		in[i].data = &xs[i];
