@@ -9,9 +9,35 @@
  * call of main().  In a worker it joins the cluster, serves calls and
  * exits without returning.
  *
- * Errors are dw_err values (include/dwork/error.h).  After a failed call,
+ * The public API in layers: this header (processes, calls, futures,
+ * channels, pools, pmap, typed values); dwork/manager.h (the plug-in
+ * interface of cluster managers and the managers' options, included
+ * here); dwork/events.h (the trace vocabulary, constants only, included
+ * here); dwork/trace.h (the tracer, libdwtrace).
+ *
+ * Errors are dw_err values (dwork/error.h).  After a failed call,
  * dw_errmsg() gives the calling thread a message naming the cause (for a
  * remote error: the worker id and the function's own message).
+ *
+ * Threads and blocking: dw_init, dw_init_opts and dw_finalize belong to
+ * the main thread, once each.  Every other call may be made from any
+ * thread after dw_init, concurrently, and from inside a remote function
+ * (a worker function running on an executor: an executor that blocks
+ * in a dwork call lets another take the calls that arrive meanwhile).
+ * The calls that wait on another process block the calling thread only
+ * (never the runtime's I/O thread), each until its reply, a timeout, or
+ * the failure of that process (DW_EEXITED at once): dw_remotecall_fetch,
+ * dw_remotecall_wait, dw_future_wait/fetch, the channel calls, the pool
+ * calls, dw_pmap, dw_everywhere, dw_distributed_for, the waitany/waitall
+ * calls, dw_addprocs*, dw_rmprocs, dw_accept_workers and
+ * dw_everywhere_load; dw_remotecall, dw_remote_do and dw_spawn wait
+ * only while the link is full (flow control).  Those with a _timeout
+ * form or a timeout argument fail with DW_ETIMEDOUT past it.  The calls
+ * that change the cluster (dw_addprocs*, dw_rmprocs, dw_listen,
+ * dw_set_topology, dw_everywhere_load) are the master's.  A dw_future,
+ * dw_channel or dw_pool may be shared between threads, but not used
+ * after its dw_*_free; a dw_reply belongs to the function it was given
+ * to, for the length of that call.
  */
 #ifndef DWORK_DWORK_H
 #define DWORK_DWORK_H
@@ -20,6 +46,8 @@
 #include <stdint.h>
 
 #include <dwork/error.h>
+#include <dwork/events.h>
+#include <dwork/manager.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,20 +88,6 @@ typedef struct dw_options {
 	size_t send_queue_bytes;
 } dw_options;
 
-/*
- * Trace records of the runtime (docs/tracing.md).  States use Paraver's
- * numbers (enum dwt_state in dwork/trace.h).
- */
-enum dw_trace_type {
-	DW_EV_FUNCTION = 71000001, /* remote function running: its id; 0 ends */
-	DW_EV_CALL = 71000002,     /* a call issued: the function's id */
-	DW_EV_MSG_SENT = 71000003, /* a frame sent: its type */
-	DW_EV_MSG_RECV = 71000004, /* a frame received: its type */
-	DW_EV_BYTES = 71000005,    /* payload bytes of that frame */
-	DW_EV_WORKER_JOIN = 71000006,  /* a worker joined: its id */
-	DW_EV_WORKER_LEAVE = 71000007, /* a worker left: its id */
-};
-
 /* The id of a registered function in traces: a 32-bit hash of its name
  * (the same in every process). */
 DW_API uint32_t dw_function_id(const char *name);
@@ -110,68 +124,7 @@ DW_API int dw_nworkers(void);
 DW_API int dw_procs(int *ids, int max);
 DW_API int dw_workers(int *ids, int max);
 
-/* ---- cluster managers ---- */
-
-/* What the core needs to reach one launched worker. */
-typedef struct dw_worker_config {
-	int id;         /* assigned by the core before launch */
-	char host[256]; /* connect to host:port … */
-	int port;
-	int fd;             /* … or use this connected socket (dial-in); -1 */
-	int pid;            /* local process id when known, else 0 */
-	int out_fd, err_fd; /* the worker's stdout/stderr to forward, or -1 */
-	void *data;         /* the manager's own per-worker state */
-} dw_worker_config;
-
-enum dw_manage_op {
-	DW_MANAGE_REGISTER = 1, /* the worker joined */
-	DW_MANAGE_DEREGISTER,   /* it is being removed */
-	DW_MANAGE_INTERRUPT,    /* dw_interrupt() */
-	DW_MANAGE_FINALIZE, /* it has gone: release what the manager holds */
-};
-
-typedef struct dw_launch dw_launch; /* the core's side of one launch */
-
-/*
- * Reports one launched worker to the core (called by a manager's launch,
- * from the launching thread).  The core connects to wc->host:wc->port, or
- * takes wc->fd, and authenticates.  Returns DW_OK or the error of joining
- * it (the worker is then killed through the manager).
- */
-DW_API int dw_launched(dw_launch *l, dw_worker_config *wc);
-
-/* The id the core assigned to the i-th worker of this launch. */
-DW_API int dw_launch_id(const dw_launch *l, int i);
-/* The cookie workers must present (to send them on their stdin). */
-DW_API const char *dw_launch_cookie(const dw_launch *l);
-
-/*
- * A cluster manager.  launch starts n workers and reports each with
- * dw_launched(); it returns DW_OK if at least one started, else the error
- * naming why.  manage is told of each worker's life (enum dw_manage_op);
- * kill ends a worker that does not leave by itself.  Any callback may be
- * NULL.  self is passed back to each.
- */
-typedef struct dw_manager {
-	const char *name;
-	int (*launch)(void *self, int n, dw_launch *l);
-	int (*manage)(void *self, dw_worker_config *wc, int op);
-	int (*kill)(void *self, dw_worker_config *wc);
-	void *self;
-} dw_manager;
-
-/* Options of the local manager; NULL or zero fields mean the defaults. */
-typedef struct dw_local_options {
-	const char *exe;         /* default: this executable */
-	const char *const *args; /* extra arguments, NULL-terminated */
-	const char *dir;         /* working directory */
-	const char *const *env;  /* extra "NAME=value" entries */
-	const char *bind_addr;   /* default: dw_options.bind_addr */
-	int parallel;            /* launched at once (default 8) */
-	int launch_timeout_ms;   /* until the address line (10000) */
-	int remove_partial;      /* remove the ones that started when
-	                            others failed (default: keep) */
-} dw_local_options;
+/* ---- adding and removing workers (cluster managers: dwork/manager.h) ---- */
 
 /*
  * Adds n workers with the local manager (processes of this machine
@@ -205,43 +158,7 @@ DW_API int dw_interrupt(const int *ids, int n);
  * started after it sees 0). */
 DW_API int dw_interrupted(void);
 
-/* ---- cluster managers beyond one machine (docs/managers.md) ---- */
-
-/* A worker count meaning "one per core of that host". */
-#define DW_AUTO (-1)
-
-/* One host of an ssh launch. */
-typedef struct dw_ssh_host {
-	const char *host; /* "[user@]host[:port]": ssh destination, port of
-	                     its sshd; IPv6 in brackets ("[::1]:2222") */
-	int count;        /* workers there: >= 1, DW_AUTO, or 0 for 1 */
-	const char *bind; /* "addr[:port]" its workers listen on (port:
-	                     the first worker's, the next ones count up),
-	                     or NULL for the default (see bind_addr) */
-} dw_ssh_host;
-
-/* Options of the ssh manager; NULL or zero fields mean the defaults. */
-typedef struct dw_ssh_options {
-	const char *ssh;              /* ssh command line, split on blanks
-	                                 (default: $DWORK_SSH_COMMAND, else
-	                                 "ssh") */
-	const char *const *ssh_flags; /* extra ssh arguments, NULL-ended */
-	const char *exe;              /* remote executable (default: this
-	                                 executable's path) */
-	const char *const *args;      /* extra worker arguments, NULL-ended */
-	const char *dir;              /* remote working directory */
-	const char *const *env;       /* "NAME=value" set for the workers */
-	const char *bind_addr;        /* where remote workers listen when a
-	                                 host gives no bind address
-	                                 (default: the address the ssh
-	                                 connection reached) */
-	int tunnel;                   /* 1: reach each worker through ssh
-	                                 (-W) instead of connecting to it;
-	                                 workers then listen on 127.0.0.1 */
-	int parallel;                 /* ssh launches at once (default 10) */
-	int launch_timeout_ms;        /* until the address line (30000) */
-	int remove_partial;           /* as dw_local_options */
-} dw_ssh_options;
+/* ---- workers beyond one machine (docs/managers.md) ---- */
 
 /*
  * Adds workers on other machines through the system's OpenSSH client:
@@ -305,19 +222,6 @@ DW_API int dw_listen_close(void);
  * (DW_EACCES, dw_errmsg says why).  Returns DW_OK or the file's error.
  */
 DW_API int dw_write_cookie_file(const char *path);
-
-/* Options of the Slurm manager; NULL or zero fields mean the defaults. */
-typedef struct dw_slurm_options {
-	const char *srun;              /* srun command (default "srun") */
-	const char *const *srun_flags; /* extra srun arguments, NULL-ended
-	                                  (--nodes, --partition, ...) */
-	const char *exe;               /* default: this executable */
-	const char *const *args;       /* extra worker arguments */
-	const char *bind_addr;         /* default: each node's Slurm name
-	                                  ($SLURMD_NODENAME) */
-	int launch_timeout_ms;         /* until every address line (60000) */
-	int remove_partial;            /* as dw_local_options */
-} dw_slurm_options;
 
 /*
  * Adds n workers inside a Slurm allocation (salloc, sbatch): one `srun
@@ -434,43 +338,6 @@ DW_API int dw_errpid(void);
 /* ==================================================================== */
 /* ---- channels, pools, pmap, references, everywhere (docs/runtime.md,
  *      "Programs": issue 7) ---- */
-
-/*
- * Trace records of these parts (docs/tracing.md), after the runtime's
- * own 71000001..7.
- */
-enum dw_trace_type_work {
-	DW_EV_CHANNEL = 71000010,    /* a channel operation: enum dw_chan_op;
-	                                0 when it returns */
-	DW_EV_POOL = 71000011,       /* a pool lent this worker id; 0 back */
-	DW_EV_PMAP = 71000012,       /* pmap: items in the batch sent; 0 at
-	                                the end */
-	DW_EV_PMAP_RETRY = 71000013, /* pmap: items sent again after their
-	                                worker died */
-	DW_EV_PMAP_ITEM = 71000014,  /* a pmap item running: index + 1; 0 */
-	DW_EV_PEER = 71000015,       /* a worker-to-worker link opened: the
-	                                other worker's id */
-	DW_EV_BATCH = 71000016,      /* the carrier of user functions running
-	                                here: enum dw_batch_kind; 0 ends */
-};
-
-/* What carried the user functions a process runs (DW_EV_BATCH): their
- * own runs carry their names as DW_EV_FUNCTION inside it. */
-enum dw_batch_kind {
-	DW_BATCH_PMAP = 1,       /* a batch of dw_pmap items */
-	DW_BATCH_FOR = 2,        /* a range of dw_distributed_for */
-	DW_BATCH_EVERYWHERE = 3, /* dw_everywhere */
-	DW_BATCH_SPAWN = 4,      /* dw_spawn */
-};
-
-enum dw_chan_op {
-	DW_CHAN_PUT = 1,
-	DW_CHAN_TAKE,
-	DW_CHAN_FETCH,
-	DW_CHAN_WAIT,
-	DW_CHAN_READY,
-	DW_CHAN_CLOSE,
-};
 
 /* ---- remote channels ---- */
 
