@@ -15,7 +15,10 @@
  * here); dwork/events.h (the trace vocabulary, constants only, included
  * here); dwork/trace.h (the tracer, libdwtrace).
  *
- * Errors are dw_err values (dwork/error.h).  After a failed call,
+ * Errors: every call returns DW_OK (0) or a negative dw_err
+ * (dwork/error.h); a call that returns a count, an id or an index
+ * returns it as a value >= 0, so `if (r < 0)` tests every call, and
+ * `r == DW_EEXITED` names one.  After a failed call,
  * dw_errmsg() gives the calling thread a message naming the cause (for a
  * remote error: the worker id and the function's own message).
  *
@@ -133,7 +136,7 @@ DW_API int dw_workers(int *ids, int max);
  * dw_err when none started (dw_errmsg names the cause: bad executable,
  * no address line in time, wrong cookie, …).  A partial launch keeps the
  * workers that started, returns their number and names the failure in
- * dw_errmsg; with remove_partial it removes them and returns -DW_EIO.
+ * dw_errmsg; with remove_partial it removes them and returns DW_EIO.
  */
 DW_API int dw_addprocs(int n, const dw_local_options *opts, int *ids);
 
@@ -180,7 +183,7 @@ DW_API int dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
  * Adds the workers a machine file lists, through ssh with opts.  Lines:
  * `[count*][user@]host[:port] [bind_addr[:port]]`, count a number or
  * "auto"; blank lines and `# comments` are ignored.  A malformed line
- * fails the whole call with -DW_EFORMAT before anything starts, and
+ * fails the whole call with DW_EFORMAT before anything starts, and
  * dw_errmsg says "FILE:LINE: what is wrong".  Otherwise as
  * dw_addprocs_ssh.  dw_init does this for `--machine-file FILE` or
  * DWORK_MACHINE_FILE.
@@ -432,7 +435,7 @@ DW_API int dw_pool_workers(dw_pool *p, int *ids, int max);
 /*
  * Lends an idle member: waits up to timeout_ms (< 0: forever) until one
  * is idle, marks it busy and returns its id (> 0), or a negative dw_err
- * (-DW_ETIMEDOUT, -DW_ENOTFOUND for a pool with no live member).
+ * (DW_ETIMEDOUT, DW_ENOTFOUND for a pool with no live member).
  * dw_pool_put gives it back.
  */
 DW_API int dw_pool_take(dw_pool *p, int timeout_ms);
@@ -677,7 +680,7 @@ DW_API int dw_reduce_max(void **acc, size_t *acclen, const void *part,
  * Waits until one of fs[0..n) has completed (a result or an error) and
  * returns the lowest such index; NULL entries are skipped, so a caller
  * may clear the ones it has handled.  timeout_ms < 0: no limit.  Returns
- * the index, -DW_ETIMEDOUT, or -DW_EINVAL (no future given).  The wait is
+ * the index, DW_ETIMEDOUT, or DW_EINVAL (no future given).  The wait is
  * Waiting a message in the trace.
  */
 DW_API int dw_future_waitany(dw_future *const *fs, int n, int timeout_ms);
@@ -689,7 +692,7 @@ DW_API int dw_future_waitall(dw_future *const *fs, int n, int timeout_ms);
  * a closed, empty channel never is).  Each owner is asked in turn, then
  * the caller sleeps 1 ms, doubling to 16 ms, before asking again (a
  * channel's owner does not tell its waiters).  waitany returns the index,
- * -DW_ETIMEDOUT, -DW_EINVAL, or a channel's error (-DW_EEXITED). */
+ * DW_ETIMEDOUT, DW_EINVAL, or a channel's error (DW_EEXITED). */
 DW_API int dw_channel_waitany(dw_channel *const *chs, int n, int timeout_ms);
 DW_API int dw_channel_waitall(dw_channel *const *chs, int n, int timeout_ms);
 

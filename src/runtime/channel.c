@@ -496,7 +496,7 @@ dw_channel_isready(dw_channel *ch)
 	int err = ch_call(ch, REQ_CH_READY, NULL, 0, 30000, &r, &n);
 	int ready = err == DW_OK && n == 1 && ((unsigned char *)r)[0];
 	free(r);
-	return err != DW_OK ? -err : ready;
+	return err != DW_OK ? err : ready;
 }
 
 DW_API int

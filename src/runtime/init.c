@@ -413,7 +413,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	int r = mfile ? dw_addprocs_machinefile(mfile, NULL, NULL, 0) : 0;
 	if (r < 0) {
 		fprintf(stderr, "dwork: %s\n", dw_errmsg());
-		return -r;
+		return r;
 	}
 	return DW_OK;
 }
