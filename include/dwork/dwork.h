@@ -41,6 +41,14 @@
  * dw_channel or dw_pool may be shared between threads, but not used
  * after its dw_*_free; a dw_reply belongs to the function it was given
  * to, for the length of that call.
+ *
+ * Memory the library hands out (results, taken channel values, exported
+ * references, packed buffers) is the caller's: release it with dw_free
+ * (plain free() works too).
+ *
+ * Options structs start with `size_t size`: set it to sizeof the struct
+ * (or leave it 0, which means this header's layout); a size the library
+ * does not know fails the call with DW_EINVAL.
  */
 #ifndef DWORK_DWORK_H
 #define DWORK_DWORK_H
@@ -60,6 +68,10 @@ extern "C" {
 
 /* Settings of dw_init_opts; zero means the default. */
 typedef struct dw_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_options)`. */
+	size_t size;
 	int procs;                /* local workers to start (default 0) */
 	int executors;            /* executor threads per worker (1) */
 	int heartbeat_ms;         /* master→worker ping period (1000) */
@@ -256,6 +268,9 @@ DW_API int dw_reply_take(dw_reply *r, void *data, size_t len);
  * `return dw_reply_error(r, "...")`. */
 DW_API int dw_reply_error(dw_reply *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* As dw_reply_error with the message as it is (no format), for bindings
+ * that cannot call a variadic function.  msg NULL means "". */
+DW_API int dw_reply_error_str(dw_reply *r, const char *msg);
 
 /* Registers fn under name (copied) in this process.  Workers know the
  * functions registered before dw_init, including by DW_REGISTER, and
@@ -286,10 +301,14 @@ typedef struct dw_future dw_future;
  */
 DW_API int dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
                          dw_future **out);
+/* As dw_remotecall, waiting at most timeout_ms for room on a full link
+ * (flow control; < 0: no limit): DW_ETIMEDOUT, then nothing was sent. */
+DW_API int dw_remotecall_timeout(int pid, const char *fn, const void *arg,
+                                 size_t len, dw_future **out, int timeout_ms);
 
 /*
  * Runs fn(arg) on pid and waits for its result, in one round trip;
- * nothing stays behind.  *res (malloc'd, free with free()) and *reslen
+ * nothing stays behind.  *res (dw_free it) and *reslen
  * receive it.  Errors: those of dw_remotecall, DW_EREMOTE (the function
  * failed or is not registered; dw_errmsg has the worker id and message),
  * DW_EEXITED (the worker died).  The _timeout variant also gives
@@ -305,6 +324,12 @@ DW_API int dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
  * (fetch it through *out). */
 DW_API int dw_remotecall_wait(int pid, const char *fn, const void *arg,
                               size_t len, dw_future **out);
+/* As dw_remotecall_wait, or DW_ETIMEDOUT after timeout_ms in all (< 0: no
+ * limit); *out is then NULL and the call, if it was sent, is abandoned
+ * (its result is freed on the remote side). */
+DW_API int dw_remotecall_wait_timeout(int pid, const char *fn, const void *arg,
+                                      size_t len, dw_future **out,
+                                      int timeout_ms);
 
 /* Runs fn(arg) on pid without waiting or a result; an error is logged on
  * the remote side (and reaches the master's stderr).  It waits only
@@ -338,6 +363,15 @@ DW_API void dw_future_free(dw_future *f);
 DW_API const char *dw_errmsg(void);
 DW_API int dw_errpid(void);
 
+/* Releases memory the library handed out: results (dw_remotecall_fetch,
+ * dw_channel_take/fetch), exported references, packed buffers, what
+ * dw_unpack allocated, a dw_result's data.  It is free() underneath, so
+ * free() works too; dw_free is the documented way, and the one a
+ * binding whose allocator is not the C library's must use.  NULL is
+ * ignored.  (Futures, channels, pools and pmap results keep their own
+ * dw_*_free.) */
+DW_API void dw_free(void *p);
+
 /* ==================================================================== */
 /* ---- channels, pools, pmap, references, everywhere (docs/runtime.md,
  *      "Programs": issue 7) ---- */
@@ -355,6 +389,11 @@ typedef struct dw_channel dw_channel;
  * worker), DW_ENOMEM.
  */
 DW_API int dw_channel_new(int pid, size_t capacity, dw_channel **out);
+/* The _timeout forms of calls whose plain form waits up to 30 s for the
+ * owner's answer: at most timeout_ms (< 0: no limit), else DW_ETIMEDOUT
+ * (nothing was created, closed or held). */
+DW_API int dw_channel_new_timeout(int pid, size_t capacity, dw_channel **out,
+                                  int timeout_ms);
 
 /*
  * Puts a copy of len bytes at the end; waits while the channel is full.
@@ -367,7 +406,7 @@ DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data, size_t len,
                                   int timeout_ms);
 /*
  * Takes the oldest value; waits while the channel is empty.  *data is
- * malloc'd (free it).  Errors as put; DW_ECLOSED once it is closed and
+ * malloc'd (dw_free it).  Errors as put; DW_ECLOSED once it is closed and
  * empty.  A timed-out take took nothing.
  */
 DW_API int dw_channel_take(dw_channel *ch, void **data, size_t *len);
@@ -382,10 +421,12 @@ DW_API int dw_channel_wait(dw_channel *ch);
 DW_API int dw_channel_wait_timeout(dw_channel *ch, int timeout_ms);
 /* 1 when a value is there, 0 when not, a negative dw_err on failure. */
 DW_API int dw_channel_isready(dw_channel *ch);
+DW_API int dw_channel_isready_timeout(dw_channel *ch, int timeout_ms);
 /* Closes it: puts fail with DW_ECLOSED, takes get what is left, then
  * DW_ECLOSED; blocked operations are woken.  Returns DW_OK or an error
  * reaching the owner. */
 DW_API int dw_channel_close(dw_channel *ch);
+DW_API int dw_channel_close_timeout(dw_channel *ch, int timeout_ms);
 /* The process that owns it. */
 DW_API int dw_channel_owner(const dw_channel *ch);
 /* Drops this process's reference (the channel goes with the last). */
@@ -397,13 +438,17 @@ DW_API void dw_channel_free(dw_channel *ch);
  * A channel or future reference as bytes for process `to`, to send it
  * there inside a call's argument (whence/where in Distributed's terms).
  * The owner counts `to` as a holder before this returns, so the value
- * lives until every holder released it.  *bytes is malloc'd (free it).
+ * lives until every holder released it.  *bytes is malloc'd (dw_free it).
  * A future whose result is already here travels with its value.
  * Errors: DW_EINVAL, DW_EEXITED (the owner died), DW_ENOTFOUND (the
  * remote result is gone: it was fetched or freed), the future's own
  * error.
  */
 DW_API int dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len);
+/* As dw_channel_export, waiting at most timeout_ms (< 0: no limit; the
+ * plain form: 30 s) for the owner to count the holder. */
+DW_API int dw_channel_export_timeout(dw_channel *ch, int to, void **bytes,
+                                     size_t *len, int timeout_ms);
 DW_API int dw_future_export(dw_future *f, int to, void **bytes, size_t *len);
 /*
  * In process `to`: the reference those bytes name, as this process's own
@@ -493,6 +538,10 @@ enum dw_on_error {
 };
 
 typedef struct dw_pmap_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_pmap_options)`. */
+	size_t size;
 	dw_pool *pool;  /* NULL: the default pool */
 	int batch_size; /* items per call; 0: automatic (shrinking as the
 	                   items run out) */
@@ -564,6 +613,9 @@ DW_API int dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
  * (Distributed's @spawnat :any).  *pid (may be NULL) gets its id. */
 DW_API int dw_spawn(const char *fn, const void *arg, size_t len,
                     dw_future **out, int *pid);
+/* As dw_spawn, waiting at most timeout_ms for room on a full link. */
+DW_API int dw_spawn_timeout(const char *fn, const void *arg, size_t len,
+                            dw_future **out, int *pid, int timeout_ms);
 
 /* ---- topology ---- */
 
@@ -606,7 +658,7 @@ DW_API int dw_set_topology(int topology);
  * got str").  F and C are references (dw_future_export): they travel in
  * call arguments and replies, whose reader is known, not in channel
  * values.  What an unpack allocates (s, D, L and, where said, b) is the
- * caller's to free(); references are the caller's to dw_*_free.
+ * caller's to dw_free; references are the caller's to dw_*_free.
  */
 
 /* Packs into *buf (malloc'd) for process `to` (who will unpack the

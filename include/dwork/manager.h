@@ -86,6 +86,10 @@ typedef struct dw_manager {
 
 /* Options of the local manager; NULL or zero fields mean the defaults. */
 typedef struct dw_local_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_local_options)`. */
+	size_t size;
 	const char *exe;         /* default: this executable */
 	const char *const *args; /* extra arguments, NULL-terminated */
 	const char *dir;         /* working directory */
@@ -112,6 +116,10 @@ typedef struct dw_ssh_host {
 
 /* Options of the ssh manager; NULL or zero fields mean the defaults. */
 typedef struct dw_ssh_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_ssh_options)`. */
+	size_t size;
 	const char *ssh;              /* ssh command line, split on blanks
 	                                 (default: $DWORK_SSH_COMMAND, else
 	                                 "ssh") */
@@ -135,6 +143,10 @@ typedef struct dw_ssh_options {
 
 /* Options of the Slurm manager; NULL or zero fields mean the defaults. */
 typedef struct dw_slurm_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_slurm_options)`. */
+	size_t size;
 	const char *srun;              /* srun command (default "srun") */
 	const char *const *srun_flags; /* extra srun arguments, NULL-ended
 	                                  (--nodes, --partition, ...) */

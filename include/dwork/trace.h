@@ -58,6 +58,10 @@ enum dwt_clock {
  * The strings are borrowed: they must outlive dwt_init().
  */
 typedef struct dwt_config {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dwt_config)`. */
+	size_t size;
 	int enabled;
 	const char *dir;     /* NULL: "./<program>.trace" */
 	const char *program; /* NULL: the executable's base name */

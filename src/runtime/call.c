@@ -799,7 +799,7 @@ call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	return DW_OK;
 }
 
-static int
+int
 call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
            dw_future **out, int send_ms)
 {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 #include "runtime/wire_err.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
@@ -629,6 +630,8 @@ pm_main(const char *carrier, const char *fn, const dw_buf *in, size_t n,
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX || (n && (!in || !out)))
 		return rt_set_err(0, "bad pmap arguments"), DW_EINVAL;
+	if (opts && rt_opt_size("dw_pmap_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	memset(out, 0, n * sizeof *out);
 	if (n == 0)
 		return DW_OK;

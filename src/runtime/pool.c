@@ -475,7 +475,8 @@ pool_gone(int pid)
 /* ---- spawn ---- */
 
 DW_API int
-dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
+dw_spawn_timeout(const char *fn, const void *arg, size_t len, dw_future **out,
+                 int *pid, int timeout_ms)
 {
 	static unsigned next;
 	*out = NULL;
@@ -498,7 +499,14 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 	void *carried = work_carry(fn, arg, len, &clen);
 	if (!carried)
 		return fn && *fn ? DW_ENOMEM : DW_EINVAL;
-	int err = dw_remotecall(id, SPAWN_FN, carried, clen, out);
+	int err =
+	    dw_remotecall_timeout(id, SPAWN_FN, carried, clen, out, timeout_ms);
 	free(carried);
 	return err;
+}
+
+DW_API int
+dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
+{
+	return dw_spawn_timeout(fn, arg, len, out, pid, -1);
 }

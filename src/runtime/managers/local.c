@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 extern char **environ;
 
@@ -409,6 +410,8 @@ DW_API int
 dw_addprocs(int n, const dw_local_options *opts, int *ids)
 {
 	struct local L;
+	if (opts && rt_opt_size("dw_local_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	int err = lm_build(&L, opts);
 	if (err != DW_OK) {
 		free(L.envp);

@@ -18,6 +18,7 @@
 
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 /* One srun job step, shared by its workers. */
 struct step {
@@ -306,6 +307,8 @@ dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 			                     "SLURM_NTASKS"),
 			       DW_EINVAL;
 	}
+	if (opts && rt_opt_size("dw_slurm_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	struct sl S;
 	memset(&S, 0, sizeof S);
 	if (opts)

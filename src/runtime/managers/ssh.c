@@ -19,6 +19,7 @@
 
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 #define SSH_WORDS   64 /* ssh command, default flags, user flags */
 #define SSH_CMD_MAX 16384
@@ -533,6 +534,8 @@ static int
 ssh_prepare(struct ssh_mgr *S, const dw_ssh_options *o)
 {
 	memset(S, 0, sizeof *S);
+	if (o && rt_opt_size("dw_ssh_options", o->size, sizeof *o))
+		return DW_EINVAL;
 	if (o)
 		S->o = *o;
 	if (S->o.parallel <= 0)
