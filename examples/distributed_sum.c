@@ -30,6 +30,6 @@ main(int argc, char **argv)
 	    dw_unpack(res, n, "l", &heads))
 		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
 	printf("%" PRId64 "\n", heads);
-	free(res);
+	dw_free(res);
 	return dw_finalize();
 }

@@ -28,6 +28,6 @@ main(int argc, char **argv)
 		       1;
 	for (int i = 0;
 	     i < n && !dw_remotecall_fetchf(ids[i], "host", "|s", &h); i++)
-		printf("%d %s\n", ids[i], h), free(h);
+		printf("%d %s\n", ids[i], h), dw_free(h);
 	return dw_finalize();
 }

@@ -29,7 +29,7 @@ plus1(const void *arg, size_t len, dw_reply *r) /* 1 .+ fetch(f) */
 	for (size_t i = 0; i < n; i++)
 		v[i] += 1;
 	int rc = dw_reply_pack(r, "D", v, n);
-	free(v), dw_future_free(f);
+	dw_free(v), dw_future_free(f);
 	return rc;
 }
 DW_REGISTER(plus1)
@@ -73,6 +73,6 @@ main(int argc, char **argv)
 		return fprintf(stderr, "%s\n", dw_errmsg()), 1;
 	printf("%g %g %g %g\n%lld\n", v[0], v[1], v[2], v[3], (long long)s);
 	dw_remote_dof(3, "say", "s", "hello from remote_do");
-	free(v), dw_future_free(a), dw_future_free(b), dw_future_free(c);
+	dw_free(v), dw_future_free(a), dw_future_free(b), dw_future_free(c);
 	return dw_finalize();
 }
