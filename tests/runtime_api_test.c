@@ -127,6 +127,9 @@ test_call_timeouts(void)
 	CHECK(f && dw_future_fetch(f, &r, &n) == DW_OK && n == 1);
 	dw_future_free(f);
 	CHECK(dw_future_waitany(NULL, 0, 10) == DW_EINVAL); /* a count call */
+	CHECK(dw_everywhere_load_timeout("/nonexistent/x.so", 5000) ==
+	      DW_ENOENT); /* the master fails first: no worker is asked */
+	CHECK(strstr(dw_errmsg(), "x.so") != NULL);
 }
 
 static void

@@ -773,6 +773,10 @@ DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
  * only (DW_ESTATE).
  */
 DW_API int dw_everywhere_load(const char *path);
+/* As dw_everywhere_load, waiting at most timeout_ms in all (< 0: no
+ * limit) for the workers; one that does not answer in time fails the
+ * load with DW_ETIMEDOUT (it may still load the object later). */
+DW_API int dw_everywhere_load_timeout(const char *path, int timeout_ms);
 
 #ifdef __cplusplus
 }
