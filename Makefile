@@ -60,7 +60,7 @@ demo: build
 bench: build
 	@set -e; for b in $(BUILD_DIR)/bench/bench_*; do \
 		[ -f "$$b" ] && [ -x "$$b" ] || continue; \
-		echo "== $$b"; "$$b"; \
+		echo "== $$b"; DWORK_TOOL="$(abspath $(BUILD_DIR))/tools/dwork" "$$b"; \
 	done
 
 bench-quick: build

@@ -189,7 +189,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		printf("%.*s\n", (int)len, (char *)res);
-		free(res);
+		dw_free(res);
 	}
 	dw_rmprocs(ids, n, 5000);
 	dw_finalize();

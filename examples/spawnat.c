@@ -52,6 +52,6 @@ main(int argc, char **argv)
 	           dw_future_fetchf(c, "l", &s) ||
 	           dw_remote_dof(3, "say", "s", "hello from remote_do"));
 	printf("%g %g %g %g\n%lld\n", v[0], v[1], v[2], v[3], (long long)s);
-	free(v), dw_future_free(a), dw_future_free(c);
+	dw_free(v), dw_future_free(a), dw_future_free(c);
 	return dw_finalize();
 }

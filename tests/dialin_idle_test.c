@@ -129,7 +129,7 @@ main(int argc, char **argv)
 	/* the idle ones go at their deadline (3 s after their accept),
 	 * while the next accept waits */
 	double t0 = now_ms();
-	CHECK(dw_accept_workers(1, 4000, NULL) == -DW_ETIMEDOUT);
+	CHECK(dw_accept_workers(1, 4000, NULL) == DW_ETIMEDOUT);
 	int closed = 0;
 	for (int i = 0; i < NIDLE; i++) {
 		char b;

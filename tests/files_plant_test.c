@@ -92,7 +92,8 @@ plant(void)
 	return 0;
 }
 
-/* Runs fn in a child (as uid when not 0) with stderr into err. */
+/* Runs fn in a child (as uid when not 0) with stderr into err; returns
+ * its exit status (a dw_err negated). */
 static int
 child(int (*fn)(void), uid_t uid, char *err, size_t len)
 {
@@ -106,7 +107,9 @@ child(int (*fn)(void), uid_t uid, char *err, size_t len)
 		if (uid && (setgroups(0, NULL) < 0 || setgid(other_gid) < 0 ||
 		            setuid(uid) < 0))
 			_exit(99);
-		_exit(fn());
+		int r = fn(); /* an exit status is >= 0: a dw_err leaves as
+		                 its magnitude (-DW_EACCES) */
+		_exit(r < 0 ? -r : r);
 	}
 	int st = -1;
 	waitpid(pid, &st, 0);
@@ -156,16 +159,16 @@ test_trace_dir(void)
 	char err[4096], want[64];
 	snprintf(want, sizeof want, "owned by uid %u", (unsigned)other_uid);
 	trace_dir = tdir;
-	CHECK(child(traced_master, 0, err, sizeof err) == DW_EACCES);
+	CHECK(child(traced_master, 0, err, sizeof err) == -DW_EACCES);
 	CHECK(has(err, want, "refused"));
-	CHECK(child(tracer, 0, err, sizeof err) == DW_EACCES);
+	CHECK(child(tracer, 0, err, sizeof err) == -DW_EACCES);
 	CHECK(has(err, want, "refused"));
 	/* root's own directory that others can write */
 	char open_dir[200];
 	snprintf(open_dir, sizeof open_dir, "%s/open.trace", rootdir);
 	REQUIRE(mkdir(open_dir, 0700) == 0 && chmod(open_dir, 0777) == 0);
 	trace_dir = open_dir;
-	CHECK(child(traced_master, 0, err, sizeof err) == DW_EACCES);
+	CHECK(child(traced_master, 0, err, sizeof err) == -DW_EACCES);
 	CHECK(has(err, "can be written by other users (mode 0777)", "refused"));
 	rmdir(open_dir);
 	/* a directory created for the run is the owner's alone */

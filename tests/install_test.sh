@@ -89,4 +89,38 @@ echo "== build with find_package(dwork)"
 run find_package "$tmp/cm/consumer"
 run find_package-static "$tmp/cm/consumer_static"
 
+# The merge at the end of a traced run finds the installed tool beside
+# the installed libdwork (dladdr), with no DWORK_TOOL and no dwork in
+# PATH; the program includes every public header with -pedantic.
+dpc=$(find "$tmp/prefix" -name dwork.pc)
+if [ -n "$dpc" ]; then
+	echo "== merge at the end with the installed tool"
+	cat >"$tmp/src/rt.c" <<'EOF'
+#include <dwork/dwork.h>
+#include <dwork/events.h>
+#include <dwork/manager.h>
+#include <dwork/trace.h>
+
+int
+main(int argc, char **argv)
+{
+	dw_options o = {.size = sizeof o};
+	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
+		return 1;
+	return dw_finalize() == DW_OK && DW_EEXITED < 0 ? 0 : 1;
+}
+EOF
+	dflags=$(PKG_CONFIG_PATH=$(dirname "$dpc") pkg-config --cflags --libs dwork)
+	# shellcheck disable=SC2086
+	"$CC" -std=c11 -Wall -Wextra -pedantic -Werror -o "$tmp/rt" \
+		"$tmp/src/rt.c" $dflags
+	rm -rf "$tmp/rt.trace"
+	(cd "$tmp" && env -u DWORK_TOOL PATH=/usr/bin:/bin \
+		LD_LIBRARY_PATH="$libdir" DWORK_TRACE="$tmp/rt.trace" ./rt)
+	test -f "$tmp/rt.trace/trace.prv" || {
+		echo "FAIL: no merged trace: the installed tool was not found"
+		exit 1
+	}
+fi
+
 echo "PASS"

@@ -117,7 +117,7 @@ main(int argc, char **argv)
 	snprintf(cookie_file, sizeof cookie_file, "%s/cookie", dir);
 	snprintf(bad_file, sizeof bad_file, "%s/bad-cookie", dir);
 
-	CHECK(dw_accept_workers(1, 100, NULL) == -DW_ESTATE);
+	CHECK(dw_accept_workers(1, 100, NULL) == DW_ESTATE);
 	CHECK(strstr(dw_errmsg(), "dw_listen") != NULL);
 	CHECK(dw_listen("nonsense", addr, sizeof addr) == DW_EINVAL);
 	CHECK(strstr(dw_errmsg(), "'nonsense' is not host:port") != NULL);
@@ -175,7 +175,7 @@ main(int argc, char **argv)
 	close(junk);
 
 	/* nobody dials: a timeout naming the count */
-	CHECK(dw_accept_workers(1, 300, NULL) == -DW_ETIMEDOUT);
+	CHECK(dw_accept_workers(1, 300, NULL) == DW_ETIMEDOUT);
 	CHECK(strstr(dw_errmsg(), "0 of 1 workers dialled in within 300 ms"));
 
 	/* removal: the workers exit */

@@ -151,13 +151,13 @@ test_public(void)
 	fclose(f);
 	int ids[4];
 	dw_ssh_options o = {.ssh = "/nonexistent/ssh"};
-	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == -DW_EFORMAT);
+	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == DW_EFORMAT);
 	char expect[700];
 	snprintf(expect, sizeof expect, "%s:3: ", path);
 	CHECK(strstr(dw_errmsg(), expect) != NULL);
 	CHECK(dw_nworkers() == 1);
 	snprintf(path, sizeof path, "%s/none", dir);
-	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == -DW_ENOENT);
+	CHECK(dw_addprocs_machinefile(path, &o, ids, 4) == DW_ENOENT);
 	CHECK(strstr(dw_errmsg(), "cannot open machine file") != NULL);
 	tu_rmtree(dir);
 }

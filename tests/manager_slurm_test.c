@@ -315,7 +315,7 @@ main(int argc, char **argv)
 	/* outside an allocation: refused, saying why */
 	REQUIRE(dw_init(&argc, &argv) == DW_OK); /* workers stop here */
 	unsetenv("SLURM_JOB_ID");
-	CHECK(dw_addprocs_slurm(2, NULL, NULL) == -DW_ESTATE);
+	CHECK(dw_addprocs_slurm(2, NULL, NULL) == DW_ESTATE);
 	CHECK(strstr(dw_errmsg(), "not inside a Slurm allocation") != NULL);
 	dw_finalize();
 

@@ -237,7 +237,7 @@ test_failures(void)
 	CHECK(strstr(dw_errmsg(), "/nonexistent/dir") != NULL);
 	/* no ssh program */
 	dw_ssh_options no_ssh = {.ssh = "/nonexistent/ssh -F x"};
-	CHECK(dw_addprocs_ssh(&h, 1, &no_ssh, ids, 4) == -DW_ENOENT);
+	CHECK(dw_addprocs_ssh(&h, 1, &no_ssh, ids, 4) == DW_ENOENT);
 	SHOW();
 	CHECK(strstr(dw_errmsg(), "cannot run '/nonexistent/ssh'") != NULL);
 	/* a key the server does not know */
@@ -259,11 +259,11 @@ test_failures(void)
 	      strstr(dw_errmsg(), "Connection refused"));
 	/* bad specs are refused before anything runs */
 	dw_ssh_host opt = {.host = "-oProxyCommand=touch /tmp/x", .count = 1};
-	CHECK(dw_addprocs_ssh(&opt, 1, NULL, ids, 4) == -DW_EINVAL);
+	CHECK(dw_addprocs_ssh(&opt, 1, NULL, ids, 4) == DW_EINVAL);
 	SHOW();
 	CHECK(strstr(dw_errmsg(), "cannot start with '-'") != NULL);
 	dw_ssh_host neg = {.host = spec, .count = -5};
-	CHECK(dw_addprocs_ssh(&neg, 1, NULL, ids, 4) == -DW_EINVAL);
+	CHECK(dw_addprocs_ssh(&neg, 1, NULL, ids, 4) == DW_EINVAL);
 	SHOW();
 	/* partial: the good host's workers are kept, the bad one named */
 	dw_ssh_host mix[2] = {{.host = spec, .count = 2},
@@ -276,7 +276,7 @@ test_failures(void)
 	dw_rmprocs(ids, 2, 5000);
 	dw_ssh_options rp = {.remove_partial = 1};
 	int before = dw_nworkers();
-	CHECK(dw_addprocs_ssh(mix, 2, &rp, ids, 4) == -DW_EIO);
+	CHECK(dw_addprocs_ssh(mix, 2, &rp, ids, 4) == DW_EIO);
 	SHOW();
 	CHECK(dw_nworkers() == before);
 	/* none of those left a child behind (sshd is the only one) */
@@ -301,7 +301,7 @@ test_machinefile(const char *dir)
 	f = fopen(path, "a");
 	fprintf(f, "\n3*%s extra words\n", spec);
 	fclose(f);
-	CHECK(dw_addprocs_machinefile(path, NULL, ids, 8) == -DW_EFORMAT);
+	CHECK(dw_addprocs_machinefile(path, NULL, ids, 8) == DW_EFORMAT);
 	char want[800];
 	snprintf(want, sizeof want, "%s:5: ", path);
 	CHECK(strstr(dw_errmsg(), want) != NULL);

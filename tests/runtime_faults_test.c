@@ -152,15 +152,15 @@ test_failed_launches(void)
 {
 	int ids[2];
 	dw_local_options o = {.exe = "/nonexistent/program"};
-	CHECK(dw_addprocs(1, &o, ids) == -DW_ENOENT);
+	CHECK(dw_addprocs(1, &o, ids) == DW_ENOENT);
 	CHECK(strstr(dw_errmsg(), "cannot run '/nonexistent/program'"));
 	const char *silent[] = {"--test-silent", NULL};
 	dw_local_options s = {.args = silent, .launch_timeout_ms = 300};
-	CHECK(dw_addprocs(1, &s, ids) == -DW_ETIMEDOUT);
+	CHECK(dw_addprocs(1, &s, ids) == DW_ETIMEDOUT);
 	CHECK(strstr(dw_errmsg(), "no address line within 300 ms"));
 	const char *garbage[] = {"--test-garbage", NULL};
 	dw_local_options g = {.args = garbage};
-	CHECK(dw_addprocs(1, &g, ids) == -DW_EPROTO);
+	CHECK(dw_addprocs(1, &g, ids) == DW_EPROTO);
 	CHECK(strstr(dw_errmsg(), "printed 'hello' instead of its address"));
 	const char *ex3[] = {"--test-exit3", NULL};
 	dw_local_options e = {.args = ex3};
@@ -274,9 +274,9 @@ static void
 test_master_faults(int good)
 {
 	int id;
-	CHECK(run_fake(FAKE_BAD_COOKIE, &id) == -DW_EAUTH);
+	CHECK(run_fake(FAKE_BAD_COOKIE, &id) == DW_EAUTH);
 	CHECK(strstr(dw_errmsg(), "wrong cookie") != NULL);
-	CHECK(run_fake(FAKE_VERSION, &id) == -DW_EVERSION);
+	CHECK(run_fake(FAKE_VERSION, &id) == DW_EVERSION);
 	CHECK(strstr(dw_errmsg(), "version mismatch") != NULL);
 	CHECK(run_fake(FAKE_GARBAGE, &id) == 1);
 	/* the garbage closed that worker's link; the master goes on */

@@ -224,11 +224,11 @@ test_waits(void)
 		f[i] = NULL;
 	}
 	CHECK(order[0] == 1 && order[1] == 2 && order[2] == 0);
-	CHECK(dw_future_waitany(f, 3, 10) == -DW_EINVAL);
+	CHECK(dw_future_waitany(f, 3, 10) == DW_EINVAL);
 	REQUIRE(dw_remotecall(2, "sleeper", &ms[0], sizeof ms[0], &f[0]) ==
 	        DW_OK);
 	double t0 = now_ms();
-	CHECK(dw_future_waitany(f, 1, 50) == -DW_ETIMEDOUT);
+	CHECK(dw_future_waitany(f, 1, 50) == DW_ETIMEDOUT);
 	CHECK(now_ms() - t0 >= 49);
 	CHECK(dw_future_waitall(f, 1, -1) == DW_OK);
 	dw_future_free(f[0]);
@@ -242,7 +242,7 @@ test_waits(void)
 	dw_channel *c[2];
 	REQUIRE(dw_channel_new(2, 1, &c[0]) == DW_OK);
 	REQUIRE(dw_channel_new(3, 1, &c[1]) == DW_OK);
-	CHECK(dw_channel_waitany(c, 2, 20) == -DW_ETIMEDOUT);
+	CHECK(dw_channel_waitany(c, 2, 20) == DW_ETIMEDOUT);
 	CHECK(dw_channel_putf(c[1], "i", 5) == DW_OK);
 	CHECK(dw_channel_waitany(c, 2, 2000) == 1);
 	CHECK(dw_channel_putf(c[0], "i", 6) == DW_OK);

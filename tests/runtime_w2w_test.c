@@ -17,6 +17,7 @@
 #include "runtime/handshake.h"
 #include "runtime/rt.h"
 #include "runtime/wire.h"
+#include "runtime/wire_err.h"
 #include "runtime/work.h"
 #include "rt_util.h"
 #include "testutil.h"
@@ -530,7 +531,8 @@ send_req(int fd, uint64_t ref, const unsigned char *pl, size_t n, int type)
 
 /* Bad requests from a linked worker: malformed frames close the link
  * (logged), a short body is answered with DW_EPROTO, orders only the
- * master may give are ignored; the worker never crashes. */
+ * master may give are ignored; the worker never crashes.  Statuses are
+ * read as the wire carries them (positive codes, wire_err.h). */
 static void
 test_bad_requests(const char *addr, int w)
 {
@@ -540,11 +542,11 @@ test_bad_requests(const char *addr, int w)
 	unsigned char req[32] = {REQ_CH_TAKE, 0, 0, 0, 1, 2, 3};
 	send_req(fd, 5, req, 7, WIRE_REQ); /* an id cut short */
 	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.type == WIRE_ANSWER &&
-	      h.ref == 5 && wire_get_u32(b) == DW_EPROTO);
+	      h.ref == 5 && wire_err_get(wire_get_u32(b), 0) == DW_EPROTO);
 	unsigned char ready[12] = {REQ_CH_READY, 0, 0, 0, 9, 9, 9};
 	send_req(fd, 6, ready, 12, WIRE_REQ); /* no such channel */
 	CHECK(recv_frame(fd, &h, b, sizeof b) == 0 && h.ref == 6 &&
-	      wire_get_u32(b) == DW_ENOTFOUND);
+	      wire_err_get(wire_get_u32(b), 0) == DW_ENOTFOUND);
 	unsigned char gone[8] = {REQ_GONE, 0, 0, 0, 2, 0, 0, 0};
 	send_req(fd, 0, gone, 8, WIRE_REQ); /* not from the master: ignored */
 	send_req(fd, 7, ready, 12, WIRE_CANCEL); /* nothing parked */

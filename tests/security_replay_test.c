@@ -132,7 +132,7 @@ test_master_wrong_cookie(void)
 {
 	dw_manager m = {.name = "bluff", .launch = bluff_launch};
 	int id;
-	CHECK(dw_addprocs_with(&m, 1, &id) == -DW_EAUTH);
+	CHECK(dw_addprocs_with(&m, 1, &id) == DW_EAUTH);
 	pthread_join(bl_t, NULL);
 	fprintf(stderr, "(expected) master: %s\n", dw_errmsg());
 	CHECK(strstr(dw_errmsg(), "presented a wrong cookie") != NULL);

@@ -337,7 +337,7 @@ sc_w2w(void)
 		dw_pool_put(NULL, a);
 	if (b > 0)
 		dw_pool_put(NULL, b);
-	return a > 0 && b > 0 && c == -DW_ETIMEDOUT ? DW_OK : DW_EIO;
+	return a > 0 && b > 0 && c == DW_ETIMEDOUT ? DW_OK : DW_EIO;
 }
 
 struct scenario {

@@ -9,9 +9,46 @@
  * call of main().  In a worker it joins the cluster, serves calls and
  * exits without returning.
  *
- * Errors are dw_err values (include/dwork/error.h).  After a failed call,
+ * The public API in layers: this header (processes, calls, futures,
+ * channels, pools, pmap, typed values); dwork/manager.h (the plug-in
+ * interface of cluster managers and the managers' options, included
+ * here); dwork/events.h (the trace vocabulary, constants only, included
+ * here); dwork/trace.h (the tracer, libdwtrace).
+ *
+ * Errors: every call returns DW_OK (0) or a negative dw_err
+ * (dwork/error.h); a call that returns a count, an id or an index
+ * returns it as a value >= 0, so `if (r < 0)` tests every call, and
+ * `r == DW_EEXITED` names one.  After a failed call,
  * dw_errmsg() gives the calling thread a message naming the cause (for a
  * remote error: the worker id and the function's own message).
+ *
+ * Threads and blocking: dw_init, dw_init_opts and dw_finalize belong to
+ * the main thread, once each.  Every other call may be made from any
+ * thread after dw_init, concurrently, and from inside a remote function
+ * (a worker function running on an executor: an executor that blocks
+ * in a dwork call lets another take the calls that arrive meanwhile).
+ * The calls that wait on another process block the calling thread only
+ * (never the runtime's I/O thread), each until its reply, a timeout, or
+ * the failure of that process (DW_EEXITED at once): dw_remotecall_fetch,
+ * dw_remotecall_wait, dw_future_wait/fetch, the channel calls, the pool
+ * calls, dw_pmap, dw_everywhere, dw_distributed_for, the waitany/waitall
+ * calls, dw_addprocs*, dw_rmprocs, dw_accept_workers and
+ * dw_everywhere_load; dw_remotecall, dw_remote_do and dw_spawn wait
+ * only while the link is full (flow control).  Those with a _timeout
+ * form or a timeout argument fail with DW_ETIMEDOUT past it.  The calls
+ * that change the cluster (dw_addprocs*, dw_rmprocs, dw_listen,
+ * dw_set_topology, dw_everywhere_load) are the master's.  A dw_future,
+ * dw_channel or dw_pool may be shared between threads, but not used
+ * after its dw_*_free; a dw_reply belongs to the function it was given
+ * to, for the length of that call.
+ *
+ * Memory the library hands out (results, taken channel values, exported
+ * references, packed buffers) is the caller's: release it with dw_free
+ * (plain free() works too).
+ *
+ * Options structs start with `size_t size`: set it to sizeof the struct
+ * (or leave it 0, which means this header's layout); a size the library
+ * does not know fails the call with DW_EINVAL.
  */
 #ifndef DWORK_DWORK_H
 #define DWORK_DWORK_H
@@ -20,6 +57,8 @@
 #include <stdint.h>
 
 #include <dwork/error.h>
+#include <dwork/events.h>
+#include <dwork/manager.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +68,10 @@ extern "C" {
 
 /* Settings of dw_init_opts; zero means the default. */
 typedef struct dw_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_options)`. */
+	size_t size;
 	int procs;                /* local workers to start (default 0) */
 	int executors;            /* executor threads per worker (1) */
 	int heartbeat_ms;         /* master→worker ping period (1000) */
@@ -59,22 +102,6 @@ typedef struct dw_options {
 	size_t job_queue_bytes;
 	size_t send_queue_bytes;
 } dw_options;
-
-/*
- * Trace records of the runtime (docs/tracing.md).  States use Paraver's
- * numbers (enum dwt_state in dwork/trace.h).
- */
-enum dw_trace_type {
-	DW_EV_FUNCTION = 71000001, /* remote function running: its id; 0 ends */
-	DW_EV_CALL = 71000002,     /* a call issued: the function's id */
-	DW_EV_MSG_SENT = 71000003, /* a frame sent: its type */
-	DW_EV_MSG_RECV = 71000004, /* a frame received: its type */
-	DW_EV_BYTES = 71000005,    /* payload bytes of that frame */
-	DW_EV_WORKER_JOIN = 71000006,  /* a worker joined: its id */
-	DW_EV_WORKER_LEAVE = 71000007, /* a worker left: its id */
-	DW_EV_REGION = 71000008,       /* master: a region entered: its number
-	                                  (1, 2, … in order of first use); 0 left */
-};
 
 /* The id of a registered function in traces: a 32-bit hash of its name
  * (the same in every process). */
@@ -112,68 +139,7 @@ DW_API int dw_nworkers(void);
 DW_API int dw_procs(int *ids, int max);
 DW_API int dw_workers(int *ids, int max);
 
-/* ---- cluster managers ---- */
-
-/* What the core needs to reach one launched worker. */
-typedef struct dw_worker_config {
-	int id;         /* assigned by the core before launch */
-	char host[256]; /* connect to host:port … */
-	int port;
-	int fd;             /* … or use this connected socket (dial-in); -1 */
-	int pid;            /* local process id when known, else 0 */
-	int out_fd, err_fd; /* the worker's stdout/stderr to forward, or -1 */
-	void *data;         /* the manager's own per-worker state */
-} dw_worker_config;
-
-enum dw_manage_op {
-	DW_MANAGE_REGISTER = 1, /* the worker joined */
-	DW_MANAGE_DEREGISTER,   /* it is being removed */
-	DW_MANAGE_INTERRUPT,    /* dw_interrupt() */
-	DW_MANAGE_FINALIZE, /* it has gone: release what the manager holds */
-};
-
-typedef struct dw_launch dw_launch; /* the core's side of one launch */
-
-/*
- * Reports one launched worker to the core (called by a manager's launch,
- * from the launching thread).  The core connects to wc->host:wc->port, or
- * takes wc->fd, and authenticates.  Returns DW_OK or the error of joining
- * it (the worker is then killed through the manager).
- */
-DW_API int dw_launched(dw_launch *l, dw_worker_config *wc);
-
-/* The id the core assigned to the i-th worker of this launch. */
-DW_API int dw_launch_id(const dw_launch *l, int i);
-/* The cookie workers must present (to send them on their stdin). */
-DW_API const char *dw_launch_cookie(const dw_launch *l);
-
-/*
- * A cluster manager.  launch starts n workers and reports each with
- * dw_launched(); it returns DW_OK if at least one started, else the error
- * naming why.  manage is told of each worker's life (enum dw_manage_op);
- * kill ends a worker that does not leave by itself.  Any callback may be
- * NULL.  self is passed back to each.
- */
-typedef struct dw_manager {
-	const char *name;
-	int (*launch)(void *self, int n, dw_launch *l);
-	int (*manage)(void *self, dw_worker_config *wc, int op);
-	int (*kill)(void *self, dw_worker_config *wc);
-	void *self;
-} dw_manager;
-
-/* Options of the local manager; NULL or zero fields mean the defaults. */
-typedef struct dw_local_options {
-	const char *exe;         /* default: this executable */
-	const char *const *args; /* extra arguments, NULL-terminated */
-	const char *dir;         /* working directory */
-	const char *const *env;  /* extra "NAME=value" entries */
-	const char *bind_addr;   /* default: dw_options.bind_addr */
-	int parallel;            /* launched at once (default 8) */
-	int launch_timeout_ms;   /* until the address line (10000) */
-	int remove_partial;      /* remove the ones that started when
-	                            others failed (default: keep) */
-} dw_local_options;
+/* ---- adding and removing workers (cluster managers: dwork/manager.h) ---- */
 
 /*
  * Adds n workers with the local manager (processes of this machine
@@ -182,7 +148,7 @@ typedef struct dw_local_options {
  * dw_err when none started (dw_errmsg names the cause: bad executable,
  * no address line in time, wrong cookie, …).  A partial launch keeps the
  * workers that started, returns their number and names the failure in
- * dw_errmsg; with remove_partial it removes them and returns -DW_EIO.
+ * dw_errmsg; with remove_partial it removes them and returns DW_EIO.
  */
 DW_API int dw_addprocs(int n, const dw_local_options *opts, int *ids);
 
@@ -207,43 +173,7 @@ DW_API int dw_interrupt(const int *ids, int n);
  * started after it sees 0). */
 DW_API int dw_interrupted(void);
 
-/* ---- cluster managers beyond one machine (docs/managers.md) ---- */
-
-/* A worker count meaning "one per core of that host". */
-#define DW_AUTO (-1)
-
-/* One host of an ssh launch. */
-typedef struct dw_ssh_host {
-	const char *host; /* "[user@]host[:port]": ssh destination, port of
-	                     its sshd; IPv6 in brackets ("[::1]:2222") */
-	int count;        /* workers there: >= 1, DW_AUTO, or 0 for 1 */
-	const char *bind; /* "addr[:port]" its workers listen on (port:
-	                     the first worker's, the next ones count up),
-	                     or NULL for the default (see bind_addr) */
-} dw_ssh_host;
-
-/* Options of the ssh manager; NULL or zero fields mean the defaults. */
-typedef struct dw_ssh_options {
-	const char *ssh;              /* ssh command line, split on blanks
-	                                 (default: $DWORK_SSH_COMMAND, else
-	                                 "ssh") */
-	const char *const *ssh_flags; /* extra ssh arguments, NULL-ended */
-	const char *exe;              /* remote executable (default: this
-	                                 executable's path) */
-	const char *const *args;      /* extra worker arguments, NULL-ended */
-	const char *dir;              /* remote working directory */
-	const char *const *env;       /* "NAME=value" set for the workers */
-	const char *bind_addr;        /* where remote workers listen when a
-	                                 host gives no bind address
-	                                 (default: the address the ssh
-	                                 connection reached) */
-	int tunnel;                   /* 1: reach each worker through ssh
-	                                 (-W) instead of connecting to it;
-	                                 workers then listen on 127.0.0.1 */
-	int parallel;                 /* ssh launches at once (default 10) */
-	int launch_timeout_ms;        /* until the address line (30000) */
-	int remove_partial;           /* as dw_local_options */
-} dw_ssh_options;
+/* ---- workers beyond one machine (docs/managers.md) ---- */
 
 /*
  * Adds workers on other machines through the system's OpenSSH client:
@@ -265,7 +195,7 @@ DW_API int dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
  * Adds the workers a machine file lists, through ssh with opts.  Lines:
  * `[count*][user@]host[:port] [bind_addr[:port]]`, count a number or
  * "auto"; blank lines and `# comments` are ignored.  A malformed line
- * fails the whole call with -DW_EFORMAT before anything starts, and
+ * fails the whole call with DW_EFORMAT before anything starts, and
  * dw_errmsg says "FILE:LINE: what is wrong".  Otherwise as
  * dw_addprocs_ssh.  dw_init does this for `--machine-file FILE` or
  * DWORK_MACHINE_FILE.
@@ -308,19 +238,6 @@ DW_API int dw_listen_close(void);
  */
 DW_API int dw_write_cookie_file(const char *path);
 
-/* Options of the Slurm manager; NULL or zero fields mean the defaults. */
-typedef struct dw_slurm_options {
-	const char *srun;              /* srun command (default "srun") */
-	const char *const *srun_flags; /* extra srun arguments, NULL-ended
-	                                  (--nodes, --partition, ...) */
-	const char *exe;               /* default: this executable */
-	const char *const *args;       /* extra worker arguments */
-	const char *bind_addr;         /* default: each node's Slurm name
-	                                  ($SLURMD_NODENAME) */
-	int launch_timeout_ms;         /* until every address line (60000) */
-	int remove_partial;            /* as dw_local_options */
-} dw_slurm_options;
-
 /*
  * Adds n workers inside a Slurm allocation (salloc, sbatch): one `srun
  * --ntasks=n` job step, one worker per task.  The cookie goes to every
@@ -351,6 +268,9 @@ DW_API int dw_reply_take(dw_reply *r, void *data, size_t len);
  * `return dw_reply_error(r, "...")`. */
 DW_API int dw_reply_error(dw_reply *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* As dw_reply_error with the message as it is (no format), for bindings
+ * that cannot call a variadic function.  msg NULL means "". */
+DW_API int dw_reply_error_str(dw_reply *r, const char *msg);
 
 /* Registers fn under name (copied) in this process.  Workers know the
  * functions registered before dw_init, including by DW_REGISTER, and
@@ -381,10 +301,14 @@ typedef struct dw_future dw_future;
  */
 DW_API int dw_remotecall(int pid, const char *fn, const void *arg, size_t len,
                          dw_future **out);
+/* As dw_remotecall, waiting at most timeout_ms for room on a full link
+ * (flow control; < 0: no limit): DW_ETIMEDOUT, then nothing was sent. */
+DW_API int dw_remotecall_timeout(int pid, const char *fn, const void *arg,
+                                 size_t len, dw_future **out, int timeout_ms);
 
 /*
  * Runs fn(arg) on pid and waits for its result, in one round trip;
- * nothing stays behind.  *res (malloc'd, free with free()) and *reslen
+ * nothing stays behind.  *res (dw_free it) and *reslen
  * receive it.  Errors: those of dw_remotecall, DW_EREMOTE (the function
  * failed or is not registered; dw_errmsg has the worker id and message),
  * DW_EEXITED (the worker died).  The _timeout variant also gives
@@ -400,6 +324,12 @@ DW_API int dw_remotecall_fetch_timeout(int pid, const char *fn, const void *arg,
  * (fetch it through *out). */
 DW_API int dw_remotecall_wait(int pid, const char *fn, const void *arg,
                               size_t len, dw_future **out);
+/* As dw_remotecall_wait, or DW_ETIMEDOUT after timeout_ms in all (< 0: no
+ * limit); *out is then NULL and the call, if it was sent, is abandoned
+ * (its result is freed on the remote side). */
+DW_API int dw_remotecall_wait_timeout(int pid, const char *fn, const void *arg,
+                                      size_t len, dw_future **out,
+                                      int timeout_ms);
 
 /* Runs fn(arg) on pid without waiting or a result; an error is logged on
  * the remote side (and reaches the master's stderr).  It waits only
@@ -433,46 +363,18 @@ DW_API void dw_future_free(dw_future *f);
 DW_API const char *dw_errmsg(void);
 DW_API int dw_errpid(void);
 
+/* Releases memory the library handed out: results (dw_remotecall_fetch,
+ * dw_channel_take/fetch), exported references, packed buffers, what
+ * dw_unpack allocated, a dw_result's data.  It is free() underneath, so
+ * free() works too; dw_free is the documented way, and the one a
+ * binding whose allocator is not the C library's must use.  NULL is
+ * ignored.  (Futures, channels, pools and pmap results keep their own
+ * dw_*_free.) */
+DW_API void dw_free(void *p);
+
 /* ==================================================================== */
 /* ---- channels, pools, pmap, references, everywhere (docs/runtime.md,
  *      "Programs": issue 7) ---- */
-
-/*
- * Trace records of these parts (docs/tracing.md), after the runtime's
- * own 71000001..7.
- */
-enum dw_trace_type_work {
-	DW_EV_CHANNEL = 71000010,    /* a channel operation: enum dw_chan_op;
-	                                0 when it returns */
-	DW_EV_POOL = 71000011,       /* a pool lent this worker id; 0 back */
-	DW_EV_PMAP = 71000012,       /* pmap: items in the batch sent; 0 at
-	                                the end */
-	DW_EV_PMAP_RETRY = 71000013, /* pmap: items sent again after their
-	                                worker died */
-	DW_EV_PMAP_ITEM = 71000014,  /* a pmap item running: index + 1; 0 */
-	DW_EV_PEER = 71000015,       /* a worker-to-worker link opened: the
-	                                other worker's id */
-	DW_EV_BATCH = 71000016,      /* the carrier of user functions running
-	                                here: enum dw_batch_kind; 0 ends */
-};
-
-/* What carried the user functions a process runs (DW_EV_BATCH): their
- * own runs carry their names as DW_EV_FUNCTION inside it. */
-enum dw_batch_kind {
-	DW_BATCH_PMAP = 1,       /* a batch of dw_pmap items */
-	DW_BATCH_FOR = 2,        /* a range of dw_distributed_for */
-	DW_BATCH_EVERYWHERE = 3, /* dw_everywhere */
-	DW_BATCH_SPAWN = 4,      /* dw_spawn */
-};
-
-enum dw_chan_op {
-	DW_CHAN_PUT = 1,
-	DW_CHAN_TAKE,
-	DW_CHAN_FETCH,
-	DW_CHAN_WAIT,
-	DW_CHAN_READY,
-	DW_CHAN_CLOSE,
-};
 
 /* ---- remote channels ---- */
 
@@ -487,6 +389,11 @@ typedef struct dw_channel dw_channel;
  * worker), DW_ENOMEM.
  */
 DW_API int dw_channel_new(int pid, size_t capacity, dw_channel **out);
+/* The _timeout forms of calls whose plain form waits up to 30 s for the
+ * owner's answer: at most timeout_ms (< 0: no limit), else DW_ETIMEDOUT
+ * (nothing was created, closed or held). */
+DW_API int dw_channel_new_timeout(int pid, size_t capacity, dw_channel **out,
+                                  int timeout_ms);
 
 /*
  * Puts a copy of len bytes at the end; waits while the channel is full.
@@ -499,7 +406,7 @@ DW_API int dw_channel_put_timeout(dw_channel *ch, const void *data, size_t len,
                                   int timeout_ms);
 /*
  * Takes the oldest value; waits while the channel is empty.  *data is
- * malloc'd (free it).  Errors as put; DW_ECLOSED once it is closed and
+ * malloc'd (dw_free it).  Errors as put; DW_ECLOSED once it is closed and
  * empty.  A timed-out take took nothing.
  */
 DW_API int dw_channel_take(dw_channel *ch, void **data, size_t *len);
@@ -514,10 +421,12 @@ DW_API int dw_channel_wait(dw_channel *ch);
 DW_API int dw_channel_wait_timeout(dw_channel *ch, int timeout_ms);
 /* 1 when a value is there, 0 when not, a negative dw_err on failure. */
 DW_API int dw_channel_isready(dw_channel *ch);
+DW_API int dw_channel_isready_timeout(dw_channel *ch, int timeout_ms);
 /* Closes it: puts fail with DW_ECLOSED, takes get what is left, then
  * DW_ECLOSED; blocked operations are woken.  Returns DW_OK or an error
  * reaching the owner. */
 DW_API int dw_channel_close(dw_channel *ch);
+DW_API int dw_channel_close_timeout(dw_channel *ch, int timeout_ms);
 /* The process that owns it. */
 DW_API int dw_channel_owner(const dw_channel *ch);
 /* Drops this process's reference (the channel goes with the last). */
@@ -529,13 +438,17 @@ DW_API void dw_channel_free(dw_channel *ch);
  * A channel or future reference as bytes for process `to`, to send it
  * there inside a call's argument (whence/where in Distributed's terms).
  * The owner counts `to` as a holder before this returns, so the value
- * lives until every holder released it.  *bytes is malloc'd (free it).
+ * lives until every holder released it.  *bytes is malloc'd (dw_free it).
  * A future whose result is already here travels with its value.
  * Errors: DW_EINVAL, DW_EEXITED (the owner died), DW_ENOTFOUND (the
  * remote result is gone: it was fetched or freed), the future's own
  * error.
  */
 DW_API int dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len);
+/* As dw_channel_export, waiting at most timeout_ms (< 0: no limit; the
+ * plain form: 30 s) for the owner to count the holder. */
+DW_API int dw_channel_export_timeout(dw_channel *ch, int to, void **bytes,
+                                     size_t *len, int timeout_ms);
 DW_API int dw_future_export(dw_future *f, int to, void **bytes, size_t *len);
 /*
  * In process `to`: the reference those bytes name, as this process's own
@@ -567,7 +480,7 @@ DW_API int dw_pool_workers(dw_pool *p, int *ids, int max);
 /*
  * Lends an idle member: waits up to timeout_ms (< 0: forever) until one
  * is idle, marks it busy and returns its id (> 0), or a negative dw_err
- * (-DW_ETIMEDOUT, -DW_ENOTFOUND for a pool with no live member).
+ * (DW_ETIMEDOUT, DW_ENOTFOUND for a pool with no live member).
  * dw_pool_put gives it back.
  */
 DW_API int dw_pool_take(dw_pool *p, int timeout_ms);
@@ -625,6 +538,10 @@ enum dw_on_error {
 };
 
 typedef struct dw_pmap_options {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dw_pmap_options)`. */
+	size_t size;
 	dw_pool *pool;  /* NULL: the default pool */
 	int batch_size; /* items per call; 0: automatic (shrinking as the
 	                   items run out) */
@@ -696,6 +613,9 @@ DW_API int dw_range_arg(const void *arg, size_t len, int64_t *lo, int64_t *hi,
  * (Distributed's @spawnat :any).  *pid (may be NULL) gets its id. */
 DW_API int dw_spawn(const char *fn, const void *arg, size_t len,
                     dw_future **out, int *pid);
+/* As dw_spawn, waiting at most timeout_ms for room on a full link. */
+DW_API int dw_spawn_timeout(const char *fn, const void *arg, size_t len,
+                            dw_future **out, int *pid, int timeout_ms);
 
 /* ---- topology ---- */
 
@@ -738,7 +658,7 @@ DW_API int dw_set_topology(int topology);
  * got str").  F and C are references (dw_future_export): they travel in
  * call arguments and replies, whose reader is known, not in channel
  * values.  What an unpack allocates (s, D, L and, where said, b) is the
- * caller's to free(); references are the caller's to dw_*_free.
+ * caller's to dw_free; references are the caller's to dw_*_free.
  */
 
 /* Packs into *buf (malloc'd) for process `to` (who will unpack the
@@ -812,7 +732,7 @@ DW_API int dw_reduce_max(void **acc, size_t *acclen, const void *part,
  * Waits until one of fs[0..n) has completed (a result or an error) and
  * returns the lowest such index; NULL entries are skipped, so a caller
  * may clear the ones it has handled.  timeout_ms < 0: no limit.  Returns
- * the index, -DW_ETIMEDOUT, or -DW_EINVAL (no future given).  The wait is
+ * the index, DW_ETIMEDOUT, or DW_EINVAL (no future given).  The wait is
  * Waiting a message in the trace.
  */
 DW_API int dw_future_waitany(dw_future *const *fs, int n, int timeout_ms);
@@ -824,7 +744,7 @@ DW_API int dw_future_waitall(dw_future *const *fs, int n, int timeout_ms);
  * a closed, empty channel never is).  Each owner is asked in turn, then
  * the caller sleeps 1 ms, doubling to 16 ms, before asking again (a
  * channel's owner does not tell its waiters).  waitany returns the index,
- * -DW_ETIMEDOUT, -DW_EINVAL, or a channel's error (-DW_EEXITED). */
+ * DW_ETIMEDOUT, DW_EINVAL, or a channel's error (DW_EEXITED). */
 DW_API int dw_channel_waitany(dw_channel *const *chs, int n, int timeout_ms);
 DW_API int dw_channel_waitall(dw_channel *const *chs, int n, int timeout_ms);
 
@@ -853,6 +773,10 @@ DW_API int dw_asyncf(const char *fn, dw_future **out, const char *fmt, ...);
  * only (DW_ESTATE).
  */
 DW_API int dw_everywhere_load(const char *path);
+/* As dw_everywhere_load, waiting at most timeout_ms in all (< 0: no
+ * limit) for the workers; one that does not answer in time fails the
+ * load with DW_ETIMEDOUT (it may still load the object later). */
+DW_API int dw_everywhere_load_timeout(const char *path, int timeout_ms);
 
 /* ==================================================================== */
 /* ---- short programs: functions, reductions, host names

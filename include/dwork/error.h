@@ -1,4 +1,10 @@
-/* dwork — the one error type shared by the tracer and the runtime. */
+/*
+ * dwork — the one error type shared by the tracer, the runtime and the
+ * merge.
+ *
+ * Threads and blocking: dw_strerror and dw_err_from_errno never block
+ * and are safe from any thread.
+ */
 #ifndef DWORK_ERROR_H
 #define DWORK_ERROR_H
 
@@ -37,17 +43,38 @@ extern "C" {
 	XX(EAGAIN, "try again: a queue is full")                               \
 	XX(EINTR, "interrupted")
 
+/* The table's order numbers the errors; their codes are those numbers
+ * negated (DW_EINVAL is -1, DW_ENOMEM -2, ...), as libuv's UV_E* are. */
+enum dw_err_index_ {
+#define DW_XX_INDEX(name, msg) DW_ERR_INDEX_##name##_,
+	DW_ERR_MAP(DW_XX_INDEX)
+#undef DW_XX_INDEX
+	    DW_ERR_INDEX_COUNT_
+};
+
+/*
+ * Every call of dwork returns DW_OK (0) or one of these negative codes;
+ * a call that returns a count or an id returns it as a value >= 0, so
+ * one test, `r < 0`, serves every call.  Compare with the names
+ * (`r == DW_EEXITED`), never with numbers.
+ */
 typedef enum dw_err {
-#define DW_XX_ENUM(name, msg) DW_##name,
+#define DW_XX_ENUM(name, msg) DW_##name = -DW_ERR_INDEX_##name##_,
 	DW_ERR_MAP(DW_XX_ENUM)
 #undef DW_XX_ENUM
-	    DW_ERR_COUNT
+	/* How many codes there are (not an error): DW_OK down to
+	 * -(DW_ERR_COUNT - 1). */
+	DW_ERR_COUNT = DW_ERR_INDEX_COUNT_
 } dw_err;
 
-/* Returns a static, human-readable message for err (never NULL). */
+/* A static, human-readable message for err (never NULL).  Either sign
+ * is accepted: dw_strerror(DW_ETIMEDOUT) and dw_strerror(-DW_ETIMEDOUT)
+ * both say "timed out", so code written when the codes were positive
+ * still prints the right message. */
 DW_API const char *dw_strerror(int err);
 
-/* Maps an errno value onto the closest dw_err. */
+/* Maps an errno value (positive, as errno holds it) onto the closest
+ * dw_err (negative). */
 DW_API dw_err dw_err_from_errno(int errnum);
 
 #ifdef __cplusplus

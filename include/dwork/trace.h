@@ -3,11 +3,18 @@
  * crash-safe memory-mapped files.  See docs/tracer.md for the guide and
  * docs/trace-format.md for the files it writes.
  *
- * Every record call is safe from any thread at any time: before dwt_init,
- * after dwt_fini or with tracing off it returns at once without recording.
- * Record calls never block, never allocate and never make a system call,
- * except on the slow path taken once per segment (a few MiB of records)
- * and at a thread's first record.
+ * Threads and blocking: every record call (dwt_event, dwt_state_*,
+ * dwt_comm, dwt_func_*, dwt_sync) and every query is safe from any
+ * thread at any time: before dwt_init, after dwt_fini or with tracing
+ * off it returns at once without recording.  Record calls never block,
+ * never allocate and never make a system call, except on the slow path
+ * taken once per segment (a few MiB of records) and at a thread's first
+ * record.  The label calls (dwt_define_*, dwt_set_*_name) take a short
+ * lock and may allocate.  dwt_init and dwt_fini create and write files
+ * (they block on the disk) and are not to be called concurrently with
+ * each other; dwt_flush asks the kernel to write back without waiting.
+ * No call waits on another process.  The event types and state numbers
+ * are in dwork/events.h (included here).
  */
 #ifndef DWORK_TRACE_H
 #define DWORK_TRACE_H
@@ -16,33 +23,11 @@
 #include <stdint.h>
 
 #include <dwork/error.h>
+#include <dwork/events.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Paraver's standard state numbers. */
-enum dwt_state {
-	DWT_STATE_IDLE = 0,
-	DWT_STATE_RUNNING = 1,
-	DWT_STATE_NOT_CREATED = 2,
-	DWT_STATE_WAITING_MESSAGE = 3,
-	DWT_STATE_BLOCKING_SEND = 4,
-	DWT_STATE_SYNCHRONIZATION = 5,
-	DWT_STATE_TEST_PROBE = 6,
-	DWT_STATE_SCHEDULING = 7,
-	DWT_STATE_WAIT_ALL = 8,
-	DWT_STATE_BLOCKED = 9,
-	DWT_STATE_IMMEDIATE_SEND = 10,
-	DWT_STATE_IMMEDIATE_RECEIVE = 11,
-	DWT_STATE_IO = 12,
-	DWT_STATE_GROUP_COMMUNICATION = 13,
-	DWT_STATE_TRACING_DISABLED = 14,
-	DWT_STATE_OTHERS = 15,
-	DWT_STATE_SEND_RECEIVE = 16,
-	DWT_STATE_OVERHEAD = 24,
-	DWT_STATE_STARTUP_LATENCY = 26,
-};
 
 /* Where timestamps come from. */
 enum dwt_clock {
@@ -73,6 +58,10 @@ enum dwt_clock {
  * The strings are borrowed: they must outlive dwt_init().
  */
 typedef struct dwt_config {
+	/* sizeof(struct ...) as the caller's header has it, or 0 for this
+	 * header's layout; a size the library does not know is refused
+	 * (DW_EINVAL).  Set it first: `.size = sizeof(dwt_config)`. */
+	size_t size;
 	int enabled;
 	const char *dir;     /* NULL: "./<program>.trace" */
 	const char *program; /* NULL: the executable's base name */

@@ -11,9 +11,10 @@ static const char *const err_msgs[] = {
 DW_API const char *
 dw_strerror(int err)
 {
-	if (err < 0 || err >= DW_ERR_COUNT)
+	unsigned i = err < 0 ? 0u - (unsigned)err : (unsigned)err;
+	if (i >= DW_ERR_COUNT)
 		return "unknown error";
-	return err_msgs[err];
+	return err_msgs[i];
 }
 
 DW_API dw_err

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dwork/dwork.h>
+#include <dwork/error.h>
+#include <dwork/events.h>
 
 #include "merge/mg_int.h"
 

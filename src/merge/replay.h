@@ -15,7 +15,8 @@
 
 #include <stdint.h>
 
-#include <dwork/dwork.h>
+#include <dwork/error.h>
+#include <dwork/events.h>
 
 typedef struct rp_replay rp_replay;
 

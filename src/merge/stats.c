@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <dwork/dwork.h>
-#include <dwork/trace.h>
+#include <dwork/error.h>
+#include <dwork/events.h>
 
 #include "merge/merge.h"
 #include "merge/prvread.h"

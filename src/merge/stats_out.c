@@ -4,8 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include <dwork/dwork.h>
-#include <dwork/trace.h>
+#include <dwork/events.h>
 
 #include "merge/stats.h"
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/wire_err.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
@@ -798,7 +799,7 @@ call_local(struct dw_future *f, const char *fn, const void *arg, size_t len)
 	return DW_OK;
 }
 
-static int
+int
 call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
            dw_future **out, int send_ms)
 {
@@ -1167,13 +1168,13 @@ dw_future_waitany(dw_future *const *fs, int n, int timeout_ms)
 	if (i == -2)
 		return rt_set_err(0, "dw_future_waitany: no future given "
 		                     "(every entry NULL, or n <= 0)"),
-		       -DW_EINVAL;
+		       DW_EINVAL;
 	if (i < 0)
 		return rt_set_err(0,
 		                  "none of %d futures completed within "
 		                  "%d ms",
 		                  n, timeout_ms),
-		       -DW_ETIMEDOUT;
+		       DW_ETIMEDOUT;
 	return i;
 }
 
@@ -1811,7 +1812,7 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		size_t o = 0;
 		if (h->flags & WIRE_FLAG_CODE) {
 			uint32_t st = h->payload >= 4 ? wire_get_u32(p) : 0;
-			err = st && st < DW_ERR_COUNT ? (int)st : DW_EPROTO;
+			err = st ? wire_err_get(st, DW_EPROTO) : DW_EPROTO;
 			o = h->payload >= 4 ? 4 : h->payload;
 		}
 		int n = h->payload - o > 500 ? 500 : (int)(h->payload - o);
@@ -1907,7 +1908,7 @@ call_reply_code(struct conn *c, uint64_t id, int err, const char *msg)
 {
 	struct frame f;
 	unsigned char st[4];
-	wire_put_u32(st, (uint32_t)err);
+	wire_put_u32(st, wire_err_put(err));
 	int coded = err != DW_EREMOTE;
 	frame_init(&f, WIRE_RESULT, id, st, coded ? 4 : 0, msg, strlen(msg), 0);
 	f.head[5] = WIRE_FLAG_ERROR | (coded ? WIRE_FLAG_CODE : 0);
@@ -2364,7 +2365,7 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
-	uint32_t st = wire_get_u32(p);
+	int st = wire_err_get(wire_get_u32(p), DW_EPROTO);
 	pthread_mutex_lock(&rt.lock);
 	struct dw_future *f = fm_take(&rt.pending, h->ref);
 	if (!f) {
@@ -2378,8 +2379,7 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		char msg[600];
 		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);
 		snprintf(msg, sizeof msg, "%.*s", n, (const char *)p + 4);
-		fut_fail(f, st < DW_ERR_COUNT ? (int)st : DW_EPROTO, c->peer,
-		         msg);
+		fut_fail(f, st, c->peer, msg);
 	} else {
 		free(f->buf);
 		f->buf = p;

@@ -406,6 +406,13 @@ ch_call(dw_channel *ch, int op, const void *data, size_t dlen, int timeout_ms,
 DW_API int
 dw_channel_new(int pid, size_t capacity, dw_channel **out)
 {
+	return dw_channel_new_timeout(pid, capacity, out, 30000);
+}
+
+DW_API int
+dw_channel_new_timeout(int pid, size_t capacity, dw_channel **out,
+                       int timeout_ms)
+{
 	*out = NULL;
 	if (capacity > CH_CAP_MAX)
 		return rt_set_err(0, "capacity %zu is over %u", capacity,
@@ -419,7 +426,7 @@ dw_channel_new(int pid, size_t capacity, dw_channel **out)
 	void *r;
 	size_t n;
 	RTR_WAITS(DWT_STATE_WAITING_MESSAGE);
-	int err = req_call(pid, REQ_CH_NEW, b, 8, NULL, 0, 30000, &r, &n);
+	int err = req_call(pid, REQ_CH_NEW, b, 8, NULL, 0, timeout_ms, &r, &n);
 	if (err == DW_OK && n != 8)
 		err = DW_EPROTO;
 	if (err != DW_OK) {
@@ -491,18 +498,30 @@ dw_channel_wait(dw_channel *ch)
 DW_API int
 dw_channel_isready(dw_channel *ch)
 {
+	return dw_channel_isready_timeout(ch, 30000);
+}
+
+DW_API int
+dw_channel_isready_timeout(dw_channel *ch, int timeout_ms)
+{
 	void *r = NULL;
 	size_t n = 0;
-	int err = ch_call(ch, REQ_CH_READY, NULL, 0, 30000, &r, &n);
+	int err = ch_call(ch, REQ_CH_READY, NULL, 0, timeout_ms, &r, &n);
 	int ready = err == DW_OK && n == 1 && ((unsigned char *)r)[0];
 	free(r);
-	return err != DW_OK ? -err : ready;
+	return err != DW_OK ? err : ready;
 }
 
 DW_API int
 dw_channel_close(dw_channel *ch)
 {
-	return ch_call(ch, REQ_CH_CLOSE, NULL, 0, 30000, NULL, NULL);
+	return dw_channel_close_timeout(ch, 30000);
+}
+
+DW_API int
+dw_channel_close_timeout(dw_channel *ch, int timeout_ms)
+{
+	return ch_call(ch, REQ_CH_CLOSE, NULL, 0, timeout_ms, NULL, NULL);
 }
 
 DW_API int
@@ -528,6 +547,13 @@ dw_channel_free(dw_channel *ch)
 DW_API int
 dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len)
 {
+	return dw_channel_export_timeout(ch, to, bytes, len, 30000);
+}
+
+DW_API int
+dw_channel_export_timeout(dw_channel *ch, int to, void **bytes, size_t *len,
+                          int timeout_ms)
+{
 	*bytes = NULL;
 	*len = 0;
 	if (!ch || to < 1)
@@ -537,8 +563,8 @@ dw_channel_export(dw_channel *ch, int to, void **bytes, size_t *len)
 	wire_put_u32(b + 1, 0);
 	wire_put_u64(b + 5, ch->id);
 	wire_put_u32(b + 13, (uint32_t)to);
-	int err = req_call(ch->owner, REQ_HOLD, b, sizeof b, NULL, 0, 30000,
-	                   NULL, NULL);
+	int err = req_call(ch->owner, REQ_HOLD, b, sizeof b, NULL, 0,
+	                   timeout_ms, NULL, NULL);
 	if (err != DW_OK)
 		return err;
 	struct ref r = {

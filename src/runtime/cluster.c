@@ -533,14 +533,13 @@ DW_API int
 dw_addprocs_with(const dw_manager *m, int n, int *ids)
 {
 	if (rt.role != RT_MASTER)
-		return rt_set_err(0, "only the master adds workers"),
-		       -DW_ESTATE;
+		return rt_set_err(0, "only the master adds workers"), DW_ESTATE;
 	if (n <= 0 || !m || !m->launch)
-		return rt_set_err(0, "nothing to launch"), -DW_EINVAL;
+		return rt_set_err(0, "nothing to launch"), DW_EINVAL;
 	RTR_WAITS(DWT_STATE_STARTUP_LATENCY);
 	dw_launch l = {.m = m, .n = n};
 	if (!(l.joined = calloc((size_t)n, sizeof *l.joined)))
-		return -DW_ENOMEM;
+		return DW_ENOMEM;
 	pthread_mutex_lock(&rt.lock);
 	l.first_id = rt.next_id;
 	rt.next_id += n;
@@ -549,7 +548,7 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 	if (l.njoined == 0) {
 		rt_set_err(0, "%s", l.why[0] ? l.why : "no worker started");
 		free(l.joined);
-		return -(err != DW_OK ? err : (l.err ? l.err : DW_EIO));
+		return err != DW_OK ? err : (l.err ? l.err : DW_EIO);
 	}
 	char lmsg[2048] = "";
 	l.njoined = load_joined(l.joined, l.njoined, lmsg, sizeof lmsg);
@@ -560,7 +559,7 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 		           lmsg);
 		if (l.njoined == 0) {
 			free(l.joined);
-			return -DW_EIO;
+			return DW_EIO;
 		}
 	} else if (l.njoined < n && l.why[0]) {
 		rt_set_err(0, "%d of %d workers started; %s", l.njoined, n,

@@ -12,6 +12,7 @@
 
 #include "runtime/live.h"
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 #include "runtime/rtrace.h"
 #include "runtime/tls.h"
 
@@ -370,6 +371,10 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		exit(worker_main(argc, argv));
 	if (rt.role != RT_NONE)
 		return rt_set_err(0, "dw_init was already called"), DW_ESTATE;
+	if (opts && rt_opt_size("dw_options", opts->size, sizeof *opts)) {
+		fprintf(stderr, "dwork: %s\n", dw_errmsg());
+		return DW_EINVAL;
+	}
 	init_defaults(opts);
 	int procs = rt.opts.procs;
 	const char *mfile = NULL;
@@ -415,7 +420,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	int r = mfile ? dw_addprocs_machinefile(mfile, NULL, NULL, 0) : 0;
 	if (r < 0) {
 		fprintf(stderr, "dwork: %s\n", dw_errmsg());
-		return -r;
+		return r;
 	}
 	return DW_OK;
 }

@@ -102,12 +102,12 @@ static void __attribute__((constructor)) load_register(void)
 
 /* Loads path on worker id; appends "process N: why" to msg on failure. */
 static int
-load_on(int id, const char *path, char *msg, size_t ml)
+load_on(int id, const char *path, char *msg, size_t ml, int timeout_ms)
 {
 	void *res = NULL;
 	size_t rl = 0;
-	int err =
-	    dw_remotecall_fetch(id, LOAD_FN, path, strlen(path), &res, &rl);
+	int err = dw_remotecall_fetch_timeout(id, LOAD_FN, path, strlen(path),
+	                                      &res, &rl, timeout_ms);
 	free(res);
 	if (err != DW_OK) {
 		size_t o = strlen(msg);
@@ -119,6 +119,12 @@ load_on(int id, const char *path, char *msg, size_t ml)
 DW_API int
 dw_everywhere_load(const char *path)
 {
+	return dw_everywhere_load_timeout(path, -1);
+}
+
+DW_API int
+dw_everywhere_load_timeout(const char *path, int timeout_ms)
+{
 	if (rt.role != RT_MASTER)
 		return rt_set_err(0, "dw_everywhere_load: only the master "
 		                     "loads code everywhere (after dw_init)"),
@@ -126,6 +132,7 @@ dw_everywhere_load(const char *path)
 	if (!path || !*path || strlen(path) >= 4096)
 		return rt_set_err(0, "dw_everywhere_load: no path"), DW_EINVAL;
 	char why[1024], msg[4096] = "";
+	uint64_t t0 = rt_now_ms();
 	int first = load_here(path, why, sizeof why);
 	if (first != DW_OK)
 		snprintf(msg, sizeof msg, "process %d: %s", rt.myid, why);
@@ -134,7 +141,12 @@ dw_everywhere_load(const char *path)
 	for (int i = 0; i < n; i++) {
 		if (ids[i] == rt.myid)
 			continue;
-		int err = load_on(ids[i], path, msg, sizeof msg);
+		uint64_t used = rt_now_ms() - t0;
+		int left = timeout_ms < 0 ? -1
+		           : used >= (uint64_t)timeout_ms
+		               ? 0
+		               : (int)(timeout_ms - used);
+		int err = load_on(ids[i], path, msg, sizeof msg, left);
 		if (err != DW_OK && first == DW_OK)
 			first = err;
 	}
@@ -153,7 +165,7 @@ load_joined(int *ids, int n, char *msg, size_t ml)
 	for (int i = 0; i < n; i++) {
 		int err = DW_OK;
 		for (int k = 0; k < np && err == DW_OK; k++)
-			err = load_on(ids[i], load_paths[k], msg, ml);
+			err = load_on(ids[i], load_paths[k], msg, ml, -1);
 		if (err == DW_OK)
 			ids[kept++] = ids[i];
 		else

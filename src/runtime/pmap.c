@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
+#include "runtime/wire_err.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
@@ -43,10 +45,10 @@ ob_put(struct obuf *o, const void *d, size_t n)
 }
 
 static int
-ob_item(struct obuf *o, uint32_t status, const void *d, size_t n)
+ob_item(struct obuf *o, int status, const void *d, size_t n)
 {
 	unsigned char h[8];
-	wire_put_u32(h, status);
+	wire_put_u32(h, wire_err_put(status));
 	wire_put_u32(h + 4, (uint32_t)n);
 	return ob_put(o, h, 8) || ob_put(o, d, n) ? -1 : 0;
 }
@@ -70,7 +72,7 @@ pmap_item(struct obuf *out, const char *name, size_t nl, const void *in,
 	rtr_event(DW_EV_PMAP_ITEM, idx + 1);
 	int rc = call_invoke(name, nl, in, il, &res, &rl, err, sizeof err);
 	rtr_event(DW_EV_PMAP_ITEM, 0);
-	uint32_t st = rc ? DW_EREMOTE : DW_OK;
+	int st = rc ? DW_EREMOTE : DW_OK;
 	if (!rc && 8u + (uint64_t)rl > cap) {
 		wire_too_big(err, sizeof err, "a result", rl, cap - 8u);
 		st = DW_ETOOBIG;
@@ -445,7 +447,9 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 	size_t o = 0;
 	int deferred = 0;
 	for (int i = 0; i < b->n; i++) {
-		uint32_t st = o + 8 <= len ? wire_get_u32(p + o) : DW_EPROTO;
+		int st = o + 8 <= len
+		             ? wire_err_get(wire_get_u32(p + o), DW_EREMOTE)
+		             : DW_EPROTO;
 		size_t n = o + 8 <= len ? wire_get_u32(p + o + 4) : 0;
 		if (o + 8 > len || n > len - o - 8) {
 			pm_set_msg(pm, b->idx[i], DW_EPROTO, b->w->id,
@@ -460,9 +464,7 @@ pm_handle(struct pm *pm, struct pm_batch *b)
 			snprintf(msg, sizeof msg, "worker %d: %.*s", b->w->id,
 			         (int)(n > 500 ? 500 : n),
 			         (const char *)p + o + 8);
-			pm_set_msg(pm, b->idx[i],
-			           st < DW_ERR_COUNT ? (int)st : DW_EREMOTE,
-			           b->w->id, msg);
+			pm_set_msg(pm, b->idx[i], st, b->w->id, msg);
 		} else {
 			pm_set(pm, b->idx[i], DW_OK, b->w->id, p + o + 8, n);
 		}
@@ -547,7 +549,7 @@ pm_setup(struct pm *pm, const dw_pmap_options *o)
 		if (nw == 0)
 			free(ids);
 		rt_set_err(0, "no process to run pmap on");
-		return nw < 0 ? -nw : DW_ENOTFOUND;
+		return nw < 0 ? nw : DW_ENOTFOUND;
 	}
 	pm->ws = calloc((size_t)nw, sizeof *pm->ws);
 	pm->delivered = calloc(pm->n + 1, 1);
@@ -628,6 +630,8 @@ pm_main(const char *carrier, const char *fn, const dw_buf *in, size_t n,
 	size_t nl = fn ? strlen(fn) : 0;
 	if (nl == 0 || nl > WIRE_NAME_MAX || (n && (!in || !out)))
 		return rt_set_err(0, "bad pmap arguments"), DW_EINVAL;
+	if (opts && rt_opt_size("dw_pmap_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	memset(out, 0, n * sizeof *out);
 	if (n == 0)
 		return DW_OK;
@@ -727,7 +731,7 @@ dw_everywhere_timeout(const char *fn, const void *arg, size_t len,
 	int n = work_procs(&ids, 1);
 	if (n < 0) {
 		free(carried);
-		return -n;
+		return n;
 	}
 	RTR_WAITS(DWT_STATE_SCHEDULING);
 	dw_future **fs = calloc((size_t)n + 1, sizeof *fs);

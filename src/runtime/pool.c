@@ -149,7 +149,7 @@ pool_members(dw_pool *p, int **ids)
 		v[n++] = p->ids[i];
 	pthread_mutex_unlock(&p->lock);
 	if (!v)
-		return -DW_ENOMEM;
+		return DW_ENOMEM;
 	if (rt.role == RT_MASTER) {
 		int m = 0;
 		pthread_mutex_lock(&rt.lock);
@@ -211,7 +211,7 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 		if (n == 0) {
 			free(v);
 			rt_set_err(0, "the pool has no live process");
-			return -DW_ENOTFOUND;
+			return DW_ENOTFOUND;
 		}
 		pthread_mutex_lock(&p->lock);
 		int id = pool_pick(p, v, n);
@@ -238,7 +238,7 @@ dw_pool_take(dw_pool *p, int timeout_ms)
 			           "no idle process in the pool within %d "
 			           "ms",
 			           timeout_ms);
-			return -DW_ETIMEDOUT;
+			return DW_ETIMEDOUT;
 		}
 	}
 }
@@ -292,7 +292,7 @@ dw_pool_remotecall_fetch_timeout(dw_pool *p, const char *fn, const void *arg,
 	*reslen = 0;
 	int id = dw_pool_take(p, timeout_ms);
 	if (id < 0)
-		return -id;
+		return id;
 	pool_prepare(p, id);
 	int err = dw_remotecall_fetch_timeout(id, fn, arg, len, res, reslen,
 	                                      timeout_ms);
@@ -332,7 +332,7 @@ dw_pool_remotecall_timeout(dw_pool *p, const char *fn, const void *arg,
 	*out = NULL;
 	int id = dw_pool_take(p, timeout_ms);
 	if (id < 0)
-		return -id;
+		return id;
 	pool_prepare(p, id);
 	int err = call_async(id, 1, fn, arg, len, pool_call_done, p, out);
 	if (err != DW_OK)
@@ -475,7 +475,8 @@ pool_gone(int pid)
 /* ---- spawn ---- */
 
 DW_API int
-dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
+dw_spawn_timeout(const char *fn, const void *arg, size_t len, dw_future **out,
+                 int *pid, int timeout_ms)
 {
 	static unsigned next;
 	*out = NULL;
@@ -486,7 +487,7 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 		if (n == 0)
 			free(v);
 		rt_set_err(0, "no process to spawn on");
-		return n < 0 ? -n : DW_ENOTFOUND;
+		return n < 0 ? n : DW_ENOTFOUND;
 	}
 	int id =
 	    v[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)n];
@@ -498,7 +499,14 @@ dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
 	void *carried = work_carry(fn, arg, len, &clen);
 	if (!carried)
 		return fn && *fn ? DW_ENOMEM : DW_EINVAL;
-	int err = dw_remotecall(id, SPAWN_FN, carried, clen, out);
+	int err =
+	    dw_remotecall_timeout(id, SPAWN_FN, carried, clen, out, timeout_ms);
 	free(carried);
 	return err;
+}
+
+DW_API int
+dw_spawn(const char *fn, const void *arg, size_t len, dw_future **out, int *pid)
+{
+	return dw_spawn_timeout(fn, arg, len, out, pid, -1);
 }

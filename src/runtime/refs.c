@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runtime/rt.h"
+#include "runtime/wire_err.h"
 #include "runtime/work.h"
 
 #define REF_MAGIC     "DWRF"
@@ -99,7 +100,7 @@ ref_encode(const struct ref *r, void **bytes, size_t *len)
 	wire_put_u32(p + 12, (uint32_t)r->whence);
 	wire_put_u64(p + 16, r->id);
 	wire_put_u32(p + 24, (uint32_t)r->to);
-	wire_put_u32(p + 28, (uint32_t)r->err);
+	wire_put_u32(p + 28, wire_err_put(r->err));
 	if (vl)
 		memcpy(p + REF_BYTES, r->value, vl);
 	*bytes = p;
@@ -125,11 +126,12 @@ ref_decode(const void *bytes, size_t len, int kind, struct ref *r)
 	r->whence = (int)wire_get_u32(p + 12);
 	r->id = wire_get_u64(p + 16);
 	r->to = (int)wire_get_u32(p + 24);
-	r->err = (p[5] & 2) ? (int)wire_get_u32(p + 28) : 0;
+	r->err =
+	    (p[5] & 2) ? wire_err_get(wire_get_u32(p + 28), DW_EREMOTE) : 0;
 	r->value = p + REF_BYTES;
 	r->vlen = len - REF_BYTES;
-	if (r->err <= 0 || r->err >= DW_ERR_COUNT)
-		r->err = (p[5] & 2) ? DW_EREMOTE : 0;
+	if ((p[5] & 2) && r->err == DW_OK)
+		r->err = DW_EREMOTE;
 	if (r->where < 1 || (!r->has_value && r->vlen)) {
 		rt_set_err(0, "malformed reference");
 		return DW_EFORMAT;

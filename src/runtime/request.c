@@ -12,6 +12,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/wire_err.h"
 #include "runtime/work.h"
 
 static pthread_mutex_t lw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -68,7 +69,7 @@ req_same(const struct req_src *a, const struct req_src *b)
 }
 
 static void
-req_send_answer(const struct req_src *s, uint32_t status, const void *data,
+req_send_answer(const struct req_src *s, int status, const void *data,
                 size_t len, int own)
 {
 	if ((uint64_t)len + 4 > s->c->max_payload) {
@@ -81,7 +82,7 @@ req_send_answer(const struct req_src *s, uint32_t status, const void *data,
 		return;
 	}
 	unsigned char st[4];
-	wire_put_u32(st, status);
+	wire_put_u32(st, wire_err_put(status));
 	struct frame f;
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, s->pid, s->id,
 	         RTR_TAG_ANSWER, 4 + len);
@@ -135,7 +136,7 @@ req_answer_err(const struct req_src *s, int status, const char *fmt, ...)
 	va_end(ap);
 	size_t n = strlen(msg);
 	if (s->c)
-		req_send_answer(s, (uint32_t)status, msg, n, 0);
+		req_send_answer(s, status, msg, n, 0);
 	else
 		lw_done(s->lw, status, strdup(msg), n);
 }
@@ -152,7 +153,7 @@ work_procs(int **ids, int with_master)
 			                    : dw_workers(NULL, 0);
 			int *v = malloc((size_t)n * sizeof *v + 1);
 			if (!v)
-				return -DW_ENOMEM;
+				return DW_ENOMEM;
 			int m = with_master ? dw_procs(v, n) : dw_workers(v, n);
 			if (m <= n) {
 				*ids = v;
@@ -165,11 +166,11 @@ work_procs(int **ids, int with_master)
 	size_t len;
 	int err = req_call(1, REQ_PROCS, NULL, 0, NULL, 0, 30000, &r, &len);
 	if (err != DW_OK)
-		return -err;
+		return err;
 	int n = 0, *v = malloc(len + sizeof(int));
 	if (!v) {
 		free(r);
-		return -DW_ENOMEM;
+		return DW_ENOMEM;
 	}
 	for (size_t i = 0; i + 4 <= len; i += 4) {
 		int id = (int)wire_get_u32((unsigned char *)r + i);

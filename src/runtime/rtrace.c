@@ -17,6 +17,7 @@
 #include "common/safefile.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
+#include "runtime/toolpath.h"
 #include "runtime/work.h"
 
 int rtr_on;
@@ -440,18 +441,8 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 static const char *
 rtr_tool(void)
 {
-	const char *e = getenv("DWORK_TOOL");
-	if (e && *e)
-		return e;
-#ifdef DW_TOOL_BUILD
-	if (access(DW_TOOL_BUILD, X_OK) == 0)
-		return DW_TOOL_BUILD;
-#endif
-#ifdef DW_TOOL_INSTALLED
-	if (access(DW_TOOL_INSTALLED, X_OK) == 0)
-		return DW_TOOL_INSTALLED;
-#endif
-	return "dwork";
+	static char buf[PATH_MAX];
+	return tool_find(buf, sizeof buf);
 }
 
 /* Runs the dwork tool with one command on the trace directory. */

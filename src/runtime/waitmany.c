@@ -41,14 +41,14 @@ dw_channel_waitany(dw_channel *const *chs, int n, int timeout_ms)
 			return rt_set_err(0, "dw_channel_waitany: no channel "
 			                     "given (every entry NULL, or "
 			                     "n <= 0)"),
-			       -DW_EINVAL;
+			       DW_EINVAL;
 		uint64_t now = rt_now_ms();
 		if (timeout_ms >= 0 && now >= end)
 			return rt_set_err(0,
 			                  "none of %d channels had a value "
 			                  "within %d ms",
 			                  n, timeout_ms),
-			       -DW_ETIMEDOUT;
+			       DW_ETIMEDOUT;
 		int ms = timeout_ms >= 0 && end - now < (uint64_t)nap
 		             ? (int)(end - now)
 		             : nap;

@@ -126,6 +126,11 @@ typedef void (*call_notify_fn)(void *ctx, dw_future *f);
  * notifies; a call to this process runs (and notifies) at once. */
 int call_async(int pid, int keep, const char *fn, const void *arg, size_t len,
                call_notify_fn notify, void *ctx, dw_future **out);
+/* Starts fn(arg) on pid in a WIRE_MODE_*; waits for room on the link at
+ * most send_ms (< 0: no limit) as flow control asks.  *out is the
+ * caller's future.  DW_OK or the error of sending. */
+int call_start(int pid, int mode, const char *fn, const void *arg, size_t len,
+               dw_future **out, int send_ms);
 /* For a completed future: its error (DW_OK), result and process. */
 int call_result(dw_future *f, const void **res, size_t *len);
 int call_future_pid(const dw_future *f);

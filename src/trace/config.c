@@ -15,6 +15,7 @@ DW_API void
 dwt_config_defaults(dwt_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
+	cfg->size = sizeof *cfg;
 	cfg->enabled = 1;
 	cfg->segment_size = DWT_SEGMENT_DEFAULT;
 	cfg->clock = DWT_CLOCK_AUTO;

@@ -139,6 +139,15 @@ static int
 trc_resolve_config(const dwt_config *cfg, dwt_config *c)
 {
 	char err[512];
+	if (cfg && cfg->size != 0 && cfg->size != sizeof *cfg) {
+		trc_err(
+		    "dwt_config.size is %zu, but this libdwtrace's "
+		    "dwt_config has %zu bytes: the program was built against "
+		    "another dwork/trace.h (set .size = sizeof(dwt_config), "
+		    "or 0)",
+		    cfg->size, sizeof *cfg);
+		return DW_EINVAL;
+	}
 	if (cfg) {
 		*c = *cfg;
 		return trc_check_config(c);

@@ -85,7 +85,7 @@ dial_open(const char *addr, char *why, size_t len)
 	char host[256], port[16];
 	if (dial_split(addr, host, sizeof host, port, sizeof port) < 0) {
 		snprintf(why, len, "'%s' is not host:port", addr);
-		return -DW_EINVAL;
+		return DW_EINVAL;
 	}
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 	                         .ai_flags = AI_PASSIVE},
@@ -94,7 +94,7 @@ dial_open(const char *addr, char *why, size_t len)
 	if (e) {
 		snprintf(why, len, "cannot resolve '%s': %s", addr,
 		         gai_strerror(e));
-		return -DW_EINVAL;
+		return DW_EINVAL;
 	}
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 	if (fd >= 0)
@@ -107,7 +107,7 @@ dial_open(const char *addr, char *why, size_t len)
 		if (fd >= 0)
 			close(fd);
 		freeaddrinfo(ai);
-		return -(int)dw_err_from_errno(e);
+		return dw_err_from_errno(e);
 	}
 	freeaddrinfo(ai);
 	return fd;
@@ -128,7 +128,7 @@ dw_listen(const char *addr, char *bound, size_t len)
 		       DW_ESTATE;
 	int fd = dial_open(addr ? addr : "127.0.0.1:0", why, sizeof why);
 	if (fd < 0)
-		return rt_set_err(0, "%s", why), -fd;
+		return rt_set_err(0, "%s", why), fd;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
@@ -392,7 +392,7 @@ dw_accept_workers(int n, int timeout_ms, int *ids)
 {
 	if (dial.fd < 0)
 		return rt_set_err(0, "not listening: call dw_listen first"),
-		       -DW_ESTATE;
+		       DW_ESTATE;
 	struct dial_launch D = {.timeout_ms =
 	                            timeout_ms > 0 ? timeout_ms : 60000};
 	dw_manager m = {.name = "dial-in", .launch = dial_launch, .self = &D};

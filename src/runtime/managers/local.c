@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 extern char **environ;
 
@@ -409,10 +410,12 @@ DW_API int
 dw_addprocs(int n, const dw_local_options *opts, int *ids)
 {
 	struct local L;
+	if (opts && rt_opt_size("dw_local_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	int err = lm_build(&L, opts);
 	if (err != DW_OK) {
 		free(L.envp);
-		return rt_set_err(0, "cannot prepare the launch"), -err;
+		return rt_set_err(0, "cannot prepare the launch"), err;
 	}
 	dw_manager m = {.name = "local",
 	                .launch = lm_launch,
@@ -422,10 +425,10 @@ dw_addprocs(int n, const dw_local_options *opts, int *ids)
 	int tmp[256],
 	    *got =
 	        ids ? ids : (n <= 256 ? tmp : malloc(sizeof(int) * (size_t)n));
-	int r = got ? dw_addprocs_with(&m, n, got) : -DW_ENOMEM;
+	int r = got ? dw_addprocs_with(&m, n, got) : DW_ENOMEM;
 	if (r > 0 && r < n && opts && opts->remove_partial) {
 		dw_rmprocs(got, r, 2000);
-		r = -DW_EIO;
+		r = DW_EIO;
 	}
 	if (got != ids && got != tmp)
 		free(got);

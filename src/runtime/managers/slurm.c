@@ -18,6 +18,7 @@
 
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 /* One srun job step, shared by its workers. */
 struct step {
@@ -292,21 +293,22 @@ DW_API int
 dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 {
 	if (rt.role != RT_MASTER)
-		return rt_set_err(0, "only the master adds workers"),
-		       -DW_ESTATE;
+		return rt_set_err(0, "only the master adds workers"), DW_ESTATE;
 	if (!getenv("SLURM_JOB_ID"))
 		return rt_set_err(0, "not inside a Slurm allocation (no "
 		                     "SLURM_JOB_ID): run the master under "
 		                     "salloc or sbatch"),
-		       -DW_ESTATE;
+		       DW_ESTATE;
 	if (n <= 0) {
 		const char *t = getenv("SLURM_NTASKS");
 		n = t ? atoi(t) : 0;
 		if (n <= 0)
 			return rt_set_err(0, "no worker count given and no "
 			                     "SLURM_NTASKS"),
-			       -DW_EINVAL;
+			       DW_EINVAL;
 	}
+	if (opts && rt_opt_size("dw_slurm_options", opts->size, sizeof *opts))
+		return DW_EINVAL;
 	struct sl S;
 	memset(&S, 0, sizeof S);
 	if (opts)
@@ -323,10 +325,10 @@ dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 		snprintf(S.bind, sizeof S.bind,
 		         "\"${SLURMD_NODENAME:-0.0.0.0}\"");
 	else if (mp_shell_quote(S.bind, sizeof S.bind, S.o.bind_addr) < 0)
-		return rt_set_err(0, "bind address too long"), -DW_EINVAL;
+		return rt_set_err(0, "bind address too long"), DW_EINVAL;
 	int *got = malloc(sizeof(int) * (size_t)n);
 	if (!got)
-		return -DW_ENOMEM;
+		return DW_ENOMEM;
 	dw_manager m = {.name = "slurm",
 	                .launch = sl_launch,
 	                .manage = sl_manage,
@@ -337,7 +339,7 @@ dw_addprocs_slurm(int n, const dw_slurm_options *opts, int *ids)
 		snprintf(msg, sizeof msg, "%s", dw_errmsg());
 		dw_rmprocs(got, r, 2000);
 		rt_set_err(0, "%s", msg);
-		r = -DW_EIO;
+		r = DW_EIO;
 	}
 	for (int i = 0; ids && i < r; i++)
 		ids[i] = got[i];

@@ -19,6 +19,7 @@
 
 #include "runtime/managers/mgr.h"
 #include "runtime/rt.h"
+#include "runtime/optsize.h"
 
 #define SSH_WORDS   64 /* ssh command, default flags, user flags */
 #define SSH_CMD_MAX 16384
@@ -533,6 +534,8 @@ static int
 ssh_prepare(struct ssh_mgr *S, const dw_ssh_options *o)
 {
 	memset(S, 0, sizeof *S);
+	if (o && rt_opt_size("dw_ssh_options", o->size, sizeof *o))
+		return DW_EINVAL;
 	if (o)
 		S->o = *o;
 	if (S->o.parallel <= 0)
@@ -562,11 +565,10 @@ ssh_run(struct ssh_mgr *S, struct mf_host *hs, int nh, int *ids, int max_ids)
 {
 	char why[400];
 	if (rt.role != RT_MASTER)
-		return rt_set_err(0, "only the master adds workers"),
-		       -DW_ESTATE;
+		return rt_set_err(0, "only the master adds workers"), DW_ESTATE;
 	int err = ssh_count_cores(S, hs, nh, why, sizeof why);
 	if (err != DW_OK)
-		return rt_set_err(0, "%s", why), -err;
+		return rt_set_err(0, "%s", why), err;
 	int n = 0;
 	for (int i = 0; i < nh; i++)
 		n += hs[i].count;
@@ -577,7 +579,7 @@ ssh_run(struct ssh_mgr *S, struct mf_host *hs, int nh, int *ids, int max_ids)
 	int *got = malloc(sizeof(int) * (size_t)n);
 	if (!S->slot_host || !S->slot_ord || !got) {
 		free(got);
-		return rt_set_err(0, "out of memory"), -DW_ENOMEM;
+		return rt_set_err(0, "out of memory"), DW_ENOMEM;
 	}
 	for (int i = 0, k = 0; i < nh; i++)
 		for (int j = 0; j < hs[i].count; j++, k++)
@@ -593,7 +595,7 @@ ssh_run(struct ssh_mgr *S, struct mf_host *hs, int nh, int *ids, int max_ids)
 		snprintf(msg, sizeof msg, "%s", dw_errmsg());
 		dw_rmprocs(got, r, 2000);
 		rt_set_err(0, "%s", msg);
-		r = -DW_EIO;
+		r = DW_EIO;
 	}
 	for (int i = 0; ids && i < r && i < max_ids; i++)
 		ids[i] = got[i];
@@ -614,10 +616,10 @@ dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
                 const dw_ssh_options *opts, int *ids, int max_ids)
 {
 	if (!hosts || nhosts <= 0)
-		return rt_set_err(0, "no host to launch on"), -DW_EINVAL;
+		return rt_set_err(0, "no host to launch on"), DW_EINVAL;
 	struct mf_host *hs = calloc((size_t)nhosts, sizeof *hs);
 	if (!hs)
-		return -DW_ENOMEM;
+		return DW_ENOMEM;
 	char why[300];
 	for (int i = 0; i < nhosts; i++) {
 		const char *d = hosts[i].host ? hosts[i].host : "";
@@ -634,7 +636,7 @@ dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
 				         hosts[i].count, MF_COUNT_MAX);
 			rt_set_err(0, "host %d: %s", i, why);
 			free(hs);
-			return -DW_EINVAL;
+			return DW_EINVAL;
 		}
 		hs[i].count = hosts[i].count ? hosts[i].count : 1;
 	}
@@ -642,8 +644,6 @@ dw_addprocs_ssh(const dw_ssh_host *hosts, int nhosts,
 	int r = ssh_prepare(&S, opts);
 	if (r == DW_OK)
 		r = ssh_run(&S, hs, nhosts, ids, max_ids);
-	else
-		r = -r;
 	ssh_release(&S);
 	free(hs);
 	return r;
@@ -658,13 +658,11 @@ dw_addprocs_machinefile(const char *path, const dw_ssh_options *opts, int *ids,
 	char why[400];
 	int err = mf_read(path ? path : "", &hs, &nh, why, sizeof why);
 	if (err != DW_OK)
-		return rt_set_err(0, "%s", why), -err;
+		return rt_set_err(0, "%s", why), err;
 	struct ssh_mgr S;
 	int r = ssh_prepare(&S, opts);
 	if (r == DW_OK)
 		r = ssh_run(&S, hs, nh, ids, max_ids);
-	else
-		r = -r;
 	ssh_release(&S);
 	free(hs);
 	return r;
