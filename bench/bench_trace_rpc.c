@@ -22,7 +22,7 @@
 
 #include <dwork/dwork.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 
 #define CALLS 100000
 

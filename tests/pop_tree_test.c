@@ -16,7 +16,7 @@
 #include <dwork/trace.h>
 
 #include "merge/replay.h"
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "merge_synth.h"
 #include "merge_util.h"
 

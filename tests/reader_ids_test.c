@@ -15,7 +15,7 @@
 
 #include <dwork/trace.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "testutil.h"
 
 static char dir[] = "/tmp/dw-reader-ids-XXXXXX";

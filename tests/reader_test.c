@@ -12,8 +12,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dwork/dwork.h>
+#include <dwork/trace.h>
+
 #include "common/format.h"
-#include "merge/reader.h"
+#include "tracefile/events.h"
+#include "tracefile/reader.h"
+
+/* The merge side's copy of the numbers is the runtime's and tracer's. */
+_Static_assert((int)TF_EV_FUNCTION == (int)DW_EV_FUNCTION, "TF_EV_FUNCTION");
+_Static_assert((int)TF_EV_CALL == (int)DW_EV_CALL, "TF_EV_CALL");
+_Static_assert((int)TF_STATE_IDLE == (int)DWT_STATE_IDLE, "TF_STATE_IDLE");
+_Static_assert((int)TF_STATE_RUNNING == (int)DWT_STATE_RUNNING,
+               "TF_STATE_RUNNING");
+_Static_assert((int)TF_STATE_NOT_CREATED == (int)DWT_STATE_NOT_CREATED,
+               "TF_STATE_NOT_CREATED");
 
 static int failures;
 

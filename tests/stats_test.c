@@ -11,7 +11,7 @@
 #include <dwork/trace.h>
 
 #include "merge/prvread.h"
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "merge_synth.h"
 #include "merge_util.h"
 

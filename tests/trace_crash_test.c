@@ -9,7 +9,7 @@
 
 #include <dwork/trace.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "testutil.h"
 
 #define EV 5000

@@ -7,7 +7,7 @@
  */
 #include <dwork/trace.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "testutil.h"
 
 typedef int (*elfsym_lib_fn)(int);

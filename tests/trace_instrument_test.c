@@ -5,7 +5,7 @@
  */
 #include <sys/wait.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "testutil.h"
 
 struct call {

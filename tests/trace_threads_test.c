@@ -12,7 +12,7 @@
 
 #include <dwork/trace.h>
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge/prvread.h"
 #include "merge_util.h"
 #include "prv_check.h"

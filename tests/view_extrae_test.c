@@ -10,7 +10,7 @@
 
 #include "extrae_user_events.h"
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge_util.h"
 #include "testutil.h"
 

@@ -10,7 +10,7 @@
 
 #include <dwork/trace.h>
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge/prvread.h"
 #include "merge_synth.h"
 #include "merge_util.h"

@@ -1,7 +1,7 @@
 /*
  * dwork convert TRACE [-f FORMATS] [-o PREFIX]: a merged Paraver trace
  * (ours or another tool's) or a trace directory into other formats,
- * through the same writers as dwork merge (merge/writers.h).
+ * through the same writers as dwork merge (output/writers.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include "merge/merge.h"
 #include "merge/prvread.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "tools/cmd.h"
 
 #define CONVERT_DEFAULT "json"

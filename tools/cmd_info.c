@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "tools/cmd.h"
 
 struct counts {

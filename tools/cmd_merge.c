@@ -1,5 +1,5 @@
 /* dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS]: the trace directory into
- * Paraver (and the other formats of merge/writers.h). */
+ * Paraver (and the other formats of output/writers.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "tools/cmd.h"
 
 static void

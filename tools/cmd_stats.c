@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "tools/cmd.h"
 
 enum stats_fmt { F_TEXT, F_CSV, F_JSON };

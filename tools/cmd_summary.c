@@ -1,13 +1,13 @@
 /*
  * dwork summary TRACE: per task useful time, calls served and idle time
  * of a traced run, and the POP efficiency metrics (docs/tracing.md).
- * The figures are those of `dwork stats` (merge/stats.h): one
+ * The figures are those of `dwork stats` (output/stats.h): one
  * implementation over the same clock-corrected timeline.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "tools/cmd.h"
 
 static void

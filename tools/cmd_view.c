@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge/merge.h"
 #include "merge/prvread.h"
 #include "tools/cmd.h"

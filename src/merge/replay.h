@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include <dwork/dwork.h>
+#include <dwork/error.h>
 
 typedef struct rp_replay rp_replay;
 

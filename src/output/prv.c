@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "common/safefile.h"
-#include "merge/outbuf.h"
-#include "merge/prv_int.h"
+#include "output/outbuf.h"
+#include "output/prv_int.h"
 
 enum { F_PRV, F_PCF, F_ROW, F_N };
 static const char *const exts[F_N] = {".prv", ".pcf", ".row"};

@@ -14,14 +14,14 @@
  * Memory grows with threads x (states + event types + functions), never
  * with the number of records.
  */
-#ifndef DW_MERGE_STATS_H
-#define DW_MERGE_STATS_H
+#ifndef DW_OUTPUT_STATS_H
+#define DW_OUTPUT_STATS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "merge/replay.h"
 #include "merge/writer.h"
 

@@ -2,8 +2,8 @@
  * Label lookups for the writers: the name of a state, an event type, a
  * value, a user function, from the trace's labels (merge/writer.h).
  */
-#ifndef DW_MERGE_LABELS_H
-#define DW_MERGE_LABELS_H
+#ifndef DW_OUTPUT_LABELS_H
+#define DW_OUTPUT_LABELS_H
 
 #include "merge/writer.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 #define TLV_HEAD 8u
 

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "merge/html.h"
-#include "merge/stats.h"
+#include "output/html.h"
+#include "output/stats.h"
 
 #define HW_WIDTH       960
 #define HW_MAX_LINES   20000

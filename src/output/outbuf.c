@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "common/safefile.h"
-#include "merge/outbuf.h"
+#include "output/outbuf.h"
 
 const char ob_digits[201] = "00010203040506070809"
                             "10111213141516171819"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 #define RD_SEG_MIN (FMT_S_END + FMT_REC_SIZE)
 #define RD_SEG_MAX (1ull << 40)

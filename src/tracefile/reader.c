@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 #define RD_WINDOW_DEFAULT (64u << 10)
 #define RD_WINDOW_MIN     64u
@@ -132,6 +132,18 @@ rd_report_file(rd_errlist *errs, const char *name, const char *fmt, ...)
 	errlist_add(errs, vformat(prefix, fmt, ap));
 	va_end(ap);
 	free(prefix);
+}
+
+void
+rd_problem(rd_errlist *errs, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errs)
+		return;
+	va_start(ap, fmt);
+	errlist_add(errs, vformat("", fmt, ap));
+	va_end(ap);
 }
 
 char *

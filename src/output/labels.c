@@ -1,5 +1,5 @@
 /* Label lookups for the writers (labels.h). */
-#include "merge/labels.h"
+#include "output/labels.h"
 
 const mg_state_label *
 lb_state(const mg_labels *lb, uint32_t state)

@@ -4,7 +4,7 @@
  */
 #include <inttypes.h>
 
-#include "merge/prv_int.h"
+#include "output/prv_int.h"
 
 void
 prv_put_name(FILE *f, const char *s)

@@ -6,7 +6,7 @@
  * One process per task (pid = task + 1: Perfetto treats pid 0 as the
  * kernel's), one thread per thread (tid = its global number + 1, unique
  * in the trace), complete events ("X") for functions and state pieces
- * (merge/nest.h), instant events ("i") for events, flow events ("s" and
+ * (output/nest.h), instant events ("i") for events, flow events ("s" and
  * "f") for communications.  Times are microseconds with three decimals.
  *
  * Streamed into a buffer: a slice is written when it closes, which is
@@ -21,11 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge/labels.h"
-#include "merge/nest.h"
-#include "merge/outbuf.h"
-#include "merge/stats.h"
-#include "merge/writers.h"
+#include "output/labels.h"
+#include "output/nest.h"
+#include "output/outbuf.h"
+#include "output/stats.h"
+#include "output/writers.h"
 
 #define JS_PRE      48   /* bytes of a thread's "pid":P,"tid":T, */
 #define JS_NAME_MAX 1024 /* bytes of a name kept (escaped: 6x at most) */
@@ -637,7 +637,7 @@ put_long(json_writer *j, const char *s, size_t n)
 }
 
 /* otherData, after the events: it carries the figures, known only at
- * the end (the same as `dwork stats`, merge/stats.h). */
+ * the end (the same as `dwork stats`, output/stats.h). */
 static dw_err
 other_data(json_writer *j, const mg_info *info)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/html.h"
-#include "merge/writers.h"
+#include "output/html.h"
+#include "output/writers.h"
 
 #ifdef DW_HAVE_OTF2
 #define OTF2_NEW     otf2_writer_new

@@ -19,8 +19,8 @@
  *
  * Not thread-safe: use one object per thread (objects are independent).
  */
-#ifndef DW_MERGE_READER_H
-#define DW_MERGE_READER_H
+#ifndef DW_TRACEFILE_READER_H
+#define DW_TRACEFILE_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,6 +68,14 @@ size_t rd_errlist_count(const rd_errlist *errs);
 
 /* Prints every kept message, one a line, and a count of dropped ones. */
 void rd_errlist_print(const rd_errlist *errs, FILE *out);
+
+/*
+ * Adds "what" to errs (NULL: nothing), one line: a problem with the
+ * input found above the reader (the merge's checks).  Never fails:
+ * without memory the message is only counted.
+ */
+void rd_problem(rd_errlist *errs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- File header ----------------------------------------------------- */
 
@@ -406,6 +414,22 @@ size_t rd_calib_finish(rd_calib *c, const char *name, rd_errlist *errs);
  * rd_calib_finish), so c is not const.
  */
 int64_t rd_calib_to_ns(rd_calib *c, uint64_t ticks);
+
+/* A line of the conversion: ns = base.ns + (ticks - base.ticks) * num /
+ * den from base.ticks up to end (exclusive; UINT64_MAX: no end). */
+typedef struct rd_span {
+	rd_pair base;
+	uint64_t num, den;
+	uint64_t end;
+} rd_span;
+
+/*
+ * The line rd_calib_to_ns takes for ticks (not with clock kind 2): the
+ * one search of the calibration, shared with the merge's fast per-stream
+ * conversion so that both give a tick the same time.  c must be sorted
+ * (rd_calib_finish).
+ */
+rd_span rd_calib_span(const rd_calib *c, uint64_t ticks);
 
 /* ---- Trace directories ----------------------------------------------- */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 /* One trace file whose header could be read. */
 struct entry {

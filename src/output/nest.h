@@ -26,8 +26,8 @@
  * opened lazily, when something later than its start happens on its
  * thread, so that it is never opened and closed at one time.
  */
-#ifndef DW_MERGE_NEST_H
-#define DW_MERGE_NEST_H
+#ifndef DW_OUTPUT_NEST_H
+#define DW_OUTPUT_NEST_H
 
 #include <stdbool.h>
 #include <stdint.h>

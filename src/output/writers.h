@@ -3,8 +3,8 @@
  * conversion can write, by the name `--format` takes, and a writer that
  * feeds several formats from one merge.
  */
-#ifndef DW_MERGE_WRITERS_H
-#define DW_MERGE_WRITERS_H
+#ifndef DW_OUTPUT_WRITERS_H
+#define DW_OUTPUT_WRITERS_H
 
 #include <stddef.h>
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/html_int.h"
-#include "merge/labels.h"
-#include "merge/stats.h"
+#include "output/html_int.h"
+#include "output/labels.h"
+#include "output/stats.h"
 
 #define LABEL_X 8   /* thread names start here */
 #define PLOT_X  200 /* the plot's left edge */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/safefile.h"
-#include "merge/html_int.h"
+#include "output/html_int.h"
 
 static dw_err
 fail(html_writer *h, dw_err err, const char *what)
@@ -308,7 +308,7 @@ on_event(html_writer *h, const mg_rec *r)
 /* ---- Writer ----------------------------------------------------------------
  */
 
-/* An error of the figures' writer (merge/stats.h), as this writer's. */
+/* An error of the figures' writer (output/stats.h), as this writer's. */
 static dw_err
 figures(html_writer *h, dw_err err)
 {

@@ -4,10 +4,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include <dwork/dwork.h>
-#include <dwork/trace.h>
-
-#include "merge/stats.h"
+#include "output/stats.h"
+#include "tracefile/events.h"
 
 #define NAME_W 24 /* widest thread label shown in the text tables */
 
@@ -20,7 +18,7 @@ thread_label(const st_thread *t)
 static const char *
 func_name(const st_stats *s, uint64_t id, char *buf, size_t len)
 {
-	const char *n = st_value_name(s, DW_EV_FUNCTION, id);
+	const char *n = st_value_name(s, TF_EV_FUNCTION, id);
 
 	if (n)
 		return n;
@@ -113,7 +111,7 @@ text_calls(const st_stats *s, FILE *f)
 	if (!s->nfuncs)
 		return;
 	fprintf(f, "\nFunctions run (event type %u), by name\n",
-	        DW_EV_FUNCTION);
+	        TF_EV_FUNCTION);
 	fprintf(f, "  %4s  %6s  %-*s  %-24s %8s %11s %11s %11s\n", "task",
 	        "thread", NAME_W, "name", "function", "calls", "mean (ms)",
 	        "max (ms)", "total (s)");
@@ -193,7 +191,7 @@ text_tree(const st_stats *s, FILE *f)
 	        p->ideal * 1e-9, s->path_messages);
 	for (size_t i = 0; i < s->npath; i++) {
 		const char *n =
-		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
+		    st_value_name(s, TF_EV_FUNCTION, s->path[i].func);
 
 		if (n)
 			fprintf(f, "    %-30s %12.6f s\n", n,
@@ -392,7 +390,7 @@ static void
 json_call(const st_stats *s, FILE *f, const st_call *c)
 {
 	fprintf(f, "{\"function\": %" PRIu64 ", ", c->func);
-	json_name(f, "name", st_value_name(s, DW_EV_FUNCTION, c->func));
+	json_name(f, "name", st_value_name(s, TF_EV_FUNCTION, c->func));
 	fprintf(f,
 	        ", \"calls\": %" PRIu64 ", \"total_ns\": %" PRIu64
 	        ", \"mean_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "}",
@@ -521,7 +519,7 @@ json_tree(const st_stats *s, FILE *f)
 		fprintf(f, "%s{\"id\": %" PRIu64 ", ", i ? ", " : "",
 		        s->path[i].func);
 		json_name(f, "name",
-		          st_value_name(s, DW_EV_FUNCTION, s->path[i].func));
+		          st_value_name(s, TF_EV_FUNCTION, s->path[i].func));
 		fprintf(f, ", \"ns\": %" PRIu64 "}", s->path[i].ns);
 	}
 	fputs("]},\n", f);
@@ -616,8 +614,8 @@ st_print_figures_json(const st_stats *s, FILE *f)
 		fprintf(f,
 		        "%s{\"function\":%" PRIu64 ",\"name\":", k ? "," : "",
 		        c->func);
-		if (st_value_name(s, DW_EV_FUNCTION, c->func))
-			json_str(f, st_value_name(s, DW_EV_FUNCTION, c->func));
+		if (st_value_name(s, TF_EV_FUNCTION, c->func))
+			json_str(f, st_value_name(s, TF_EV_FUNCTION, c->func));
 		else
 			fputs("null", f);
 		fprintf(f,

@@ -2,8 +2,8 @@
  * The Paraver writer's parts: prv.c writes the .prv and drives the
  * other two, pcf.c the .pcf (labels), row.c the .row (names).
  */
-#ifndef DW_MERGE_PRV_INT_H
-#define DW_MERGE_PRV_INT_H
+#ifndef DW_OUTPUT_PRV_INT_H
+#define DW_OUTPUT_PRV_INT_H
 
 #include <stdio.h>
 

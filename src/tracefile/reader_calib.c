@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 #define NS_PER_S 1000000000u
 
@@ -154,31 +154,41 @@ pair_find(const rd_calib *c, uint64_t t)
 	return lo;
 }
 
+rd_span
+rd_calib_span(const rd_calib *c, uint64_t ticks)
+{
+	const rd_pair *a, *b;
+	rd_span s = {{0, 0}, 1, 1, UINT64_MAX};
+
+	if (c->n <= 1) {
+		s.base = c->n ? c->pairs[0] : (rd_pair){0, 0};
+		if (c->ticks_per_s)
+			s.num = NS_PER_S, s.den = c->ticks_per_s;
+		return s;
+	}
+	a = &c->pairs[0];
+	b = &c->pairs[c->n - 1];
+	if (ticks < a->ticks || ticks >= b->ticks) {
+		s.base = ticks < a->ticks ? *a : *b;
+		s.num = b->ns - a->ns, s.den = b->ticks - a->ticks;
+		return s;
+	}
+	a = &c->pairs[pair_find(c, ticks)];
+	b = a + 1;
+	s.base = *a, s.end = b->ticks;
+	s.num = b->ns - a->ns, s.den = b->ticks - a->ticks;
+	return s;
+}
+
 int64_t
 rd_calib_to_ns(rd_calib *c, uint64_t ticks)
 {
-	const rd_pair *a, *b;
+	rd_span s;
 
 	if (c->clock == FMT_CLOCK_MONO_RAW)
 		return saturate(ticks);
 	if (!c->sorted)
 		rd_calib_finish(c, NULL, NULL);
-	if (c->n <= 1) {
-		rd_pair p0 = c->n ? c->pairs[0] : (rd_pair){0, 0};
-
-		if (c->ticks_per_s == 0)
-			return line(p0.ticks, p0.ns, ticks, 1, 1);
-		return line(p0.ticks, p0.ns, ticks, NS_PER_S, c->ticks_per_s);
-	}
-	a = &c->pairs[0];
-	b = &c->pairs[c->n - 1];
-	if (ticks < a->ticks || ticks >= b->ticks) {
-		const rd_pair *base = ticks < a->ticks ? a : b;
-
-		return line(base->ticks, base->ns, ticks, b->ns - a->ns,
-		            b->ticks - a->ticks);
-	}
-	a = &c->pairs[pair_find(c, ticks)];
-	b = a + 1;
-	return line(a->ticks, a->ns, ticks, b->ns - a->ns, b->ticks - a->ticks);
+	s = rd_calib_span(c, ticks);
+	return line(s.base.ticks, s.base.ns, ticks, s.num, s.den);
 }

@@ -1,7 +1,7 @@
 /* States and functions as nested regions (nest.h). */
 #include <stdlib.h>
 
-#include "merge/nest.h"
+#include "output/nest.h"
 
 #define STATE_NOT_CREATED 2u
 #define TYPE_FUNC_END     0u

@@ -3,7 +3,7 @@
  * objects — CPUs and nodes (hosts), the application, tasks, threads.
  * Plain ASCII, one name a line.
  */
-#include "merge/prv_int.h"
+#include "output/prv_int.h"
 
 /* Control characters become spaces, bytes outside ASCII '?' (Paraver
  * reads the .row byte by byte). */

@@ -1,10 +1,10 @@
-/* Reader internals shared by the files of src/merge/reader*.c. */
-#ifndef DW_MERGE_READER_INT_H
-#define DW_MERGE_READER_INT_H
+/* Reader internals shared by the files of src/tracefile/reader*.c. */
+#ifndef DW_TRACEFILE_READER_INT_H
+#define DW_TRACEFILE_READER_INT_H
 
 #include <stdarg.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 
 /*
  * Adds "NAME: offset OFF: what" to errs (NULL: nothing).  Never fails:

@@ -3,8 +3,8 @@
  * hand: the text writers' hot path (tens of millions of lines) must not
  * go through printf.
  */
-#ifndef DW_MERGE_OUTBUF_H
-#define DW_MERGE_OUTBUF_H
+#ifndef DW_OUTPUT_OUTBUF_H
+#define DW_OUTPUT_OUTBUF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,12 +6,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <dwork/dwork.h>
-#include <dwork/trace.h>
-
 #include "merge/merge.h"
 #include "merge/prvread.h"
-#include "merge/stats.h"
+#include "output/stats.h"
+#include "tracefile/events.h"
 
 /* ---- Roles and metrics --------------------------------------------------- */
 
@@ -203,7 +201,7 @@ on_state(st_stats *s, st_thread *t, const mg_rec *r)
 	e->ns += d;
 	e->bursts++;
 	e->max_ns = d > e->max_ns ? d : e->max_ns;
-	if (r->u.state.state != DWT_STATE_NOT_CREATED) {
+	if (r->u.state.state != TF_STATE_NOT_CREATED) {
 		t->active = true;
 		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
 	}
@@ -226,7 +224,7 @@ on_event(st_stats *s, st_thread *t, const mg_rec *r)
 		if (!e)
 			return fail(s);
 		e->count++;
-		if (p->type == DW_EV_FUNCTION &&
+		if (p->type == TF_EV_FUNCTION &&
 		    on_function(s, t, r->time, p->value) != DW_OK)
 			return DW_ENOMEM;
 	}
@@ -425,9 +423,9 @@ task_add(st_task *k, const st_thread *t)
 	k->active |= t->active;
 	if (t->role == ST_NOT_COUNTED)
 		return;
-	k->useful += state_ns(t, DWT_STATE_RUNNING);
+	k->useful += state_ns(t, TF_STATE_RUNNING);
 	if (t->role == ST_EXECUTOR)
-		k->idle += state_ns(t, DWT_STATE_IDLE);
+		k->idle += state_ns(t, TF_STATE_IDLE);
 	for (size_t i = 0; i < t->ncalls; i++)
 		k->calls += t->calls[i].calls;
 }
