@@ -8,6 +8,7 @@
 
 #include "merge/merge.h"
 #include "merge/prvread.h"
+#include "output/labels.h"
 #include "output/stats.h"
 #include "tracefile/events.h"
 
@@ -500,28 +501,10 @@ st_state_name(const st_stats *s, uint32_t state)
 	return NULL;
 }
 
-static const mg_type_label *
-type_of(const st_stats *s, uint32_t type)
-{
-	size_t lo = 0, hi = s->labels.ntypes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->labels.types[mid].type == type)
-			return &s->labels.types[mid];
-		if (s->labels.types[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 const char *
 st_type_name(const st_stats *s, uint32_t type)
 {
-	const mg_type_label *t = type_of(s, type);
+	const mg_type_label *t = lb_type(&s->labels, type);
 
 	return t ? t->name : NULL;
 }
@@ -529,20 +512,7 @@ st_type_name(const st_stats *s, uint32_t type)
 const char *
 st_value_name(const st_stats *s, uint32_t type, uint64_t value)
 {
-	const mg_type_label *t = type_of(s, type);
-	size_t lo = 0, hi = t ? t->nvalues : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->values[mid].value == value)
-			return t->values[mid].name;
-		if (t->values[mid].value < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return lb_value(lb_type(&s->labels, type), value);
 }
 
 /* ---- Life -------------------------------------------------------------------
