@@ -3,7 +3,7 @@
  * the dwork runtime's event types and Paraver's states (docs/tracing.md).
  * The readers of trace files read files only, so they cannot include
  * dwork.h (the runtime's API) or dwork/trace.h (the tracer's); these are
- * the same numbers, constants only, and tests/reader_test.c checks at
+ * the same numbers, constants only, and tests/merge/reader_test.c checks at
  * compile time that they equal DW_EV_* and DWT_STATE_*.  When the public
  * constants-only header (dwork/events.h) exists, this one includes it.
  */

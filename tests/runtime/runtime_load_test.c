@@ -1,5 +1,5 @@
 /*
- * dw_everywhere_load with a real shared object (tests/load_lib.c, built
+ * dw_everywhere_load with a real shared object (tests/runtime/load_lib.c, built
  * by tests/CMakeLists.txt): callable on every worker and on one that
  * joins later, its init run once per process; a missing file and a file
  * that is not an object are named with the process and the cause.
