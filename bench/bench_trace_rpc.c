@@ -38,7 +38,7 @@
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 
 #define CALLS 100000
 

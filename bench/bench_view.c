@@ -15,7 +15,7 @@
 #include <ftw.h>
 
 #include "merge/merge.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "bench_merge.h"
 
 #define RUNS 2

@@ -1,6 +1,6 @@
 /*
  * Helpers of the Extrae compatibility tests: a whole trace directory read
- * into memory with the reader (src/merge/reader.h), and lookups in it.
+ * into memory with the reader (src/tracefile/reader.h), and lookups in it.
  * Include after testutil.h.
  */
 #ifndef DW_EXTRAE_TU_H
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 
 /* One record of a process, with the trace thread that wrote it. */
 struct xt_rec {

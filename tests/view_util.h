@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "merge_synth.h"
 #include "testutil.h"
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "merge/cut.h"
+#include "tools/cmd_opt.h"
 
 /* Exit codes shared by every command (docs/tools.md). */
 enum cmd_exit {
@@ -56,10 +57,20 @@ struct cmd_cut {
 	cut_range *ranges; /* owned */
 };
 
-/* argv[*i] as a cut option: -1 when it is none, 0 when taken (*i past
- * its value), CMD_USAGE after a message naming the bad value. */
-int cmd_cut_option(const char *cmd, int argc, char **argv, int *i,
-                   struct cmd_cut *c);
+/* The command line of the commands that write a trace (merge, convert):
+ * INPUT [-o PREFIX] [-f LIST] [-q] and the cut options. */
+struct cmd_out_args {
+	const char *input; /* TRACE_DIR or TRACE */
+	const char *prefix, *formats;
+	bool quiet;
+	struct cmd_cut cut;
+};
+
+/* Parses them (cmd_trace.c): -1 when they are good, else the exit code
+ * (CMD_OK after --help) after a message under "dwork CMD"; what names
+ * the operand in "no TRACE given". */
+int cmd_out_parse(const char *cmd, const char *what, void (*usage)(FILE *),
+                  int argc, char **argv, struct cmd_out_args *o);
 
 /* -1 when the window is not empty, else CMD_USAGE after a message. */
 int cmd_cut_check(const char *cmd, const struct cmd_cut *c);

@@ -1,7 +1,7 @@
 /*
  * dwork convert TRACE [-f FORMATS] [-o PREFIX]: a merged Paraver trace
  * (ours or another tool's) or a trace directory into other formats,
- * through the same writers as dwork merge (merge/writers.h).
+ * through the same writers as dwork merge (output/writers.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include "merge/merge.h"
 #include "merge/prvread.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "tools/cmd.h"
 
 #define CONVERT_DEFAULT "json"
@@ -56,70 +56,6 @@ convert_usage(FILE *out)
 	        "output could not be written\n");
 }
 
-struct convert_args {
-	const char *trace, *prefix, *formats;
-	bool quiet;
-	struct cmd_cut cut;
-};
-
-static int
-usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "dwork convert: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	convert_usage(stderr);
-	return CMD_USAGE;
-}
-
-/* Returns -1 when the arguments are good, else the exit code. */
-static int
-convert_parse(int argc, char **argv, struct convert_args *a)
-{
-	bool opts = true;
-
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int rc =
-		    opts ? cmd_cut_option("convert", argc, argv, &i, &a->cut)
-		         : -1;
-
-		if (rc >= 0) {
-			if (rc)
-				return rc;
-		} else if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
-			convert_usage(stdout);
-			return CMD_OK;
-		} else if (opts &&
-		           (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
-			a->quiet = true;
-		} else if (opts &&
-		           (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
-			if (++i == argc || !argv[i][0])
-				return usage_error("%s needs a PREFIX", s);
-			a->prefix = argv[i];
-		} else if (opts &&
-		           (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
-			if (++i == argc)
-				return usage_error("%s needs a LIST", s);
-			a->formats = argv[i];
-		} else if (opts && !strncmp(s, "--format=", 9)) {
-			a->formats = s + 9;
-		} else if (opts && !strcmp(s, "--")) {
-			opts = false;
-		} else if (opts && s[0] == '-' && s[1]) {
-			return usage_error("unknown option '%s'", s);
-		} else if (a->trace) {
-			return usage_error("unexpected argument '%s'", s);
-		} else {
-			a->trace = s;
-		}
-	}
-	if (!a->trace)
-		return usage_error("%s", "no TRACE given");
-	return cmd_cut_check("convert", &a->cut);
-}
-
 static bool
 is_dir(const char *path)
 {
@@ -149,15 +85,15 @@ default_prefix(const char *trace)
 
 /* Paraver written over the Paraver trace it reads: refused. */
 static bool
-replaces_input(const struct convert_args *a, const char *prefix,
+replaces_input(const struct cmd_out_args *a, const char *prefix,
                const mg_format *const *fmts, size_t n)
 {
 	size_t len = strlen(prefix);
 
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(fmts[i]->name, "prv") &&
-		    !strncmp(a->trace, prefix, len) &&
-		    !strcmp(a->trace + len, ".prv"))
+		    !strncmp(a->input, prefix, len) &&
+		    !strcmp(a->input + len, ".prv"))
 			return true;
 	return false;
 }
@@ -209,10 +145,10 @@ convert_make(void *ctx, mg_writer **w)
 }
 
 static int
-convert_run(const struct convert_args *a, const char *prefix,
+convert_run(const struct cmd_out_args *a, const char *prefix,
             const mg_format *const *fmts, size_t n)
 {
-	struct convert_src src = {a->trace, 0, fmts, n, prefix};
+	struct convert_src src = {a->input, 0, fmts, n, prefix};
 	bool cut = cut_wanted(&a->cut.o);
 	mg_writer *w = NULL;
 	cut_report cr;
@@ -234,7 +170,7 @@ convert_run(const struct convert_args *a, const char *prefix,
 	}
 	records = src.records;
 	if (err != DW_OK)
-		fprintf(stderr, "dwork convert: %s: %s\n", a->trace,
+		fprintf(stderr, "dwork convert: %s: %s\n", a->input,
 		        w->err[0] ? w->err : dw_strerror(err));
 	else if (!a->quiet)
 		convert_summary(fmts, n, prefix, records);
@@ -251,8 +187,9 @@ convert_run(const struct convert_args *a, const char *prefix,
 int
 cmd_convert(int argc, char **argv)
 {
-	struct convert_args a = {0};
-	int rc = convert_parse(argc, argv, &a);
+	struct cmd_out_args a = {0};
+	int rc =
+	    cmd_out_parse("convert", "TRACE", convert_usage, argc, argv, &a);
 	const mg_format *fmts[16];
 	char msg[512];
 	size_t n;
@@ -260,7 +197,7 @@ cmd_convert(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((rc = cmd_trace_check("convert", a.trace)) >= 0)
+	if ((rc = cmd_trace_check("convert", a.input)) >= 0)
 		return rc;
 	n = mg_formats_parse(a.formats ? a.formats : CONVERT_DEFAULT, fmts, 16,
 	                     msg, sizeof msg);
@@ -268,7 +205,7 @@ cmd_convert(int argc, char **argv)
 		fprintf(stderr, "dwork convert: %s\n", msg);
 		return CMD_USAGE;
 	}
-	prefix = a.prefix ? strdup(a.prefix) : default_prefix(a.trace);
+	prefix = a.prefix ? strdup(a.prefix) : default_prefix(a.input);
 	if (!prefix) {
 		fprintf(stderr, "dwork convert: out of memory\n");
 		return CMD_FAILED;
@@ -277,7 +214,7 @@ cmd_convert(int argc, char **argv)
 		fprintf(stderr,
 		        "dwork convert: the Paraver output would replace %s; "
 		        "give another -o PREFIX\n",
-		        a.trace);
+		        a.input);
 		free(prefix);
 		return CMD_USAGE;
 	}

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "tools/cmd.h"
 
 struct counts {
@@ -88,20 +88,26 @@ info_proc(const rd_dir_proc *dp, rd_errlist *errs)
 int
 cmd_info(int argc, char **argv)
 {
+	static const cmd_opt opts[] = {{1, "--help", "-h", CMD_OPT_FLAG},
+	                               {0, NULL, NULL, CMD_OPT_FLAG}};
 	const char *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	cmd_args a;
+	int id;
+
+	cmd_args_init(&a, argc, argv);
+	while ((id = cmd_opt_next(&a, opts)) != CMD_OPT_END) {
+		if (id == 1) {
 			info_usage(stdout);
 			return CMD_OK;
 		}
-		if (argv[i][0] == '-' || dir) {
+		if (id != CMD_OPT_ARG || dir) {
 			fprintf(stderr,
 			        "dwork info: unexpected argument '%s'\n",
-			        argv[i]);
+			        a.arg);
 			info_usage(stderr);
 			return CMD_USAGE;
 		}
-		dir = argv[i];
+		dir = a.arg;
 	}
 	if (!dir) {
 		info_usage(stderr);

@@ -1,5 +1,5 @@
 /* dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS]: the trace directory into
- * Paraver (and the other formats of merge/writers.h). */
+ * Paraver (and the other formats of output/writers.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
-#include "merge/writers.h"
+#include "output/writers.h"
 #include "tools/cmd.h"
 
 static void
@@ -49,71 +49,6 @@ merge_usage(FILE *out)
 	    "is valid is\nmerged (docs/merge.md).\n\n"
 	    "exit: 0 merged, 2 usage, 3 nothing could be merged or the "
 	    "output could not\nbe written\n");
-}
-
-struct merge_args {
-	const char *dir;
-	const char *prefix;
-	const char *formats;
-	bool quiet;
-	struct cmd_cut cut;
-};
-
-static int
-usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "dwork merge: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	merge_usage(stderr);
-	return CMD_USAGE;
-}
-
-/* Returns -1 when the arguments are good, else the exit code. */
-static int
-merge_parse(int argc, char **argv, struct merge_args *a)
-{
-	bool opts = true;
-
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int rc = opts ? cmd_cut_option("merge", argc, argv, &i, &a->cut)
-		              : -1;
-
-		if (rc >= 0) {
-			if (rc)
-				return rc;
-		} else if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
-			merge_usage(stdout);
-			return CMD_OK;
-		} else if (opts &&
-		           (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
-			a->quiet = true;
-		} else if (opts &&
-		           (!strcmp(s, "-o") || !strcmp(s, "--output"))) {
-			if (++i == argc || !argv[i][0])
-				return usage_error("%s needs a PREFIX", s);
-			a->prefix = argv[i];
-		} else if (opts &&
-		           (!strcmp(s, "-f") || !strcmp(s, "--format"))) {
-			if (++i == argc)
-				return usage_error("%s needs a LIST", s);
-			a->formats = argv[i];
-		} else if (opts && !strncmp(s, "--format=", 9)) {
-			a->formats = s + 9;
-		} else if (opts && !strcmp(s, "--")) {
-			opts = false;
-		} else if (opts && s[0] == '-' && s[1]) {
-			return usage_error("unknown option '%s'", s);
-		} else if (a->dir) {
-			return usage_error("unexpected argument '%s'", s);
-		} else {
-			a->dir = s;
-		}
-	}
-	if (!a->dir)
-		return usage_error("%s", "no TRACE_DIR given");
-	return cmd_cut_check("merge", &a->cut);
 }
 
 /* TRACE_DIR without trailing slashes and without ".trace"; for ".",
@@ -234,9 +169,9 @@ merge_make(void *ctx, mg_writer **w)
 }
 
 static int
-merge_run(const struct merge_args *a, const char *prefix)
+merge_run(const struct cmd_out_args *a, const char *prefix)
 {
-	mg_opts o = {.dir = a->dir};
+	mg_opts o = {.dir = a->input};
 	const mg_format *fmts[16];
 	size_t nfmts;
 	char msg[512];
@@ -278,7 +213,8 @@ merge_run(const struct merge_args *a, const char *prefix)
 	else if (err != DW_OK && w->err[0])
 		fprintf(stderr, "dwork merge: %s\n", w->err);
 	else if (err != DW_OK)
-		fprintf(stderr, "dwork merge: %s: nothing merged: %s\n", a->dir,
+		fprintf(stderr, "dwork merge: %s: nothing merged: %s\n",
+		        a->input,
 		        err == DW_EFORMAT ? "no readable trace file, or not "
 		                            "one record (each problem is above)"
 		                          : dw_strerror(err));
@@ -294,24 +230,25 @@ merge_run(const struct merge_args *a, const char *prefix)
 int
 cmd_merge(int argc, char **argv)
 {
-	struct merge_args a = {0};
-	int rc = merge_parse(argc, argv, &a);
+	struct cmd_out_args a = {0};
+	int rc =
+	    cmd_out_parse("merge", "TRACE_DIR", merge_usage, argc, argv, &a);
 	char *prefix;
 
 	if (rc >= 0)
 		return rc;
-	if ((rc = cmd_trace_check("merge", a.dir)) >= 0)
+	if ((rc = cmd_trace_check("merge", a.input)) >= 0)
 		return rc;
-	if (!is_dir(a.dir)) {
+	if (!is_dir(a.input)) {
 		fprintf(stderr,
 		        "dwork merge: %s is a file, not a trace directory; "
 		        "dwork merge reads the per-process files of a traced "
 		        "run (to write a merged FILE.prv in other formats: "
 		        "dwork convert %s -f FORMATS)\n",
-		        a.dir, a.dir);
+		        a.input, a.input);
 		return CMD_FAILED;
 	}
-	prefix = a.prefix ? strdup(a.prefix) : merge_default_prefix(a.dir);
+	prefix = a.prefix ? strdup(a.prefix) : merge_default_prefix(a.input);
 	if (!prefix) {
 		fprintf(stderr, "dwork merge: out of memory\n");
 		return CMD_FAILED;

@@ -100,55 +100,51 @@ run_is_switch(const char *s)
 	return 0;
 }
 
-/* Takes the value of -p/--procs at argv[*i]; returns it or NULL. */
-static const char *
-run_procs_arg(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	if (!strncmp(a, "--procs=", 8))
-		return a + 8;
-	if (!strncmp(a, "-p", 2) && a[2])
-		return a + 2;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
+enum { OPT_HELP = 1, OPT_TRACE, OPT_NO_MERGE, OPT_PROCS };
+
+static const cmd_opt run_opts[] = {
+    {OPT_HELP, "--help", "-h", CMD_OPT_FLAG},
+    {OPT_TRACE, "--trace", NULL, CMD_OPT_EQ_VALUE},
+    {OPT_NO_MERGE, "--no-merge", NULL, CMD_OPT_FLAG},
+    {OPT_PROCS, "--procs", "-p", CMD_OPT_VALUE},
+    {0, NULL, NULL, CMD_OPT_FLAG},
+};
 
 /* Parses the tool's options; returns the index of PROGRAM, or -CMD_USAGE
  * after reporting the problem. */
 static int
 run_parse(int argc, char **argv, struct run_opts *o)
 {
-	int i;
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			return i + 1;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	cmd_args a;
+	int id;
+
+	cmd_args_init(&a, argc, argv);
+	a.stop = true; /* PROGRAM's own options are its */
+	while ((id = cmd_opt_next(&a, run_opts)) != CMD_OPT_END) {
+		if (id == CMD_OPT_ARG) {
+			return a.i - 1;
+		} else if (id == OPT_HELP) {
 			o->help = 1;
-		} else if (!strcmp(a, "--trace")) {
+		} else if (id == OPT_TRACE && a.value && !a.value[0]) {
+			return -run_bad("--trace= needs a directory");
+		} else if (id == OPT_TRACE) {
 			o->trace = 1;
-		} else if (!strncmp(a, "--trace=", 8)) {
-			if (!a[8])
-				return -run_bad("--trace= needs a directory");
-			o->trace = 1;
-			o->dir = a + 8;
-		} else if (!strcmp(a, "--no-merge")) {
+			o->dir = a.value ? a.value : o->dir;
+		} else if (id == OPT_NO_MERGE) {
 			o->no_merge = 1;
-		} else if (!strncmp(a, "-p", 2) || !strcmp(a, "--procs") ||
-		           !strncmp(a, "--procs=", 8)) {
-			if (!(o->procs = run_procs_arg(argc, argv, &i)))
-				return -run_bad("%s needs a number of workers",
-				                a);
+		} else if (id == CMD_OPT_NOVALUE) {
+			return -run_bad("%s needs a number of workers", a.arg);
+		} else if (id == OPT_PROCS) {
+			o->procs = a.value;
 			if (!run_procs_ok(o->procs))
 				return -run_bad("bad number of workers '%s': "
 				                "expected 0 to %d or 'auto'",
 				                o->procs, RUN_MAX_PROCS);
 		} else {
-			return -run_bad("unknown option '%s'", a);
+			return -run_bad("unknown option '%s'", a.arg);
 		}
 	}
-	return i;
+	return argc;
 }
 
 static int

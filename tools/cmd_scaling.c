@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/scaling.h"
+#include "output/scaling.h"
 #include "tools/cmd.h"
 
 enum sc_fmt { S_TEXT, S_CSV, S_JSON };

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "tools/cmd.h"
 
 enum stats_fmt { F_TEXT, F_CSV, F_JSON };
@@ -32,21 +32,29 @@ stats_usage(FILE *out)
 	        "readable\n");
 }
 
+enum { OPT_HELP = 1, OPT_CSV, OPT_JSON };
+
+static const cmd_opt stats_opts[] = {
+    {OPT_HELP, "--help", "-h", CMD_OPT_FLAG},
+    {OPT_CSV, "--csv", NULL, CMD_OPT_FLAG},
+    {OPT_JSON, "--json", NULL, CMD_OPT_FLAG},
+    {0, NULL, NULL, CMD_OPT_FLAG},
+};
+
 static int
 stats_parse(int argc, char **argv, const char **trace, enum stats_fmt *fmt)
 {
-	bool opts = true;
+	cmd_args a;
+	int id;
 
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
+	cmd_args_init(&a, argc, argv);
+	while ((id = cmd_opt_next(&a, stats_opts)) != CMD_OPT_END) {
+		enum stats_fmt want = id == OPT_CSV ? F_CSV : F_JSON;
 
-		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+		if (id == OPT_HELP) {
 			stats_usage(stdout);
 			return CMD_OK;
-		} else if (opts &&
-		           (!strcmp(s, "--csv") || !strcmp(s, "--json"))) {
-			enum stats_fmt want = s[2] == 'c' ? F_CSV : F_JSON;
-
+		} else if (id == OPT_CSV || id == OPT_JSON) {
 			if (*fmt != F_TEXT && *fmt != want) {
 				fprintf(stderr,
 				        "dwork stats: --csv and --json "
@@ -55,15 +63,14 @@ stats_parse(int argc, char **argv, const char **trace, enum stats_fmt *fmt)
 				return CMD_USAGE;
 			}
 			*fmt = want;
-		} else if (opts && !strcmp(s, "--")) {
-			opts = false;
-		} else if ((opts && s[0] == '-' && s[1]) || *trace) {
+		} else if (id != CMD_OPT_ARG || *trace) {
 			fprintf(stderr,
-			        "dwork stats: unexpected argument '%s'\n", s);
+			        "dwork stats: unexpected argument '%s'\n",
+			        a.arg);
 			stats_usage(stderr);
 			return CMD_USAGE;
 		} else {
-			*trace = s;
+			*trace = a.arg;
 		}
 	}
 	if (!*trace) {

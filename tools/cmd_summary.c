@@ -1,13 +1,13 @@
 /*
  * dwork summary TRACE: per task useful time, calls served and idle time
  * of a traced run, and the POP efficiency metrics (docs/tracing.md).
- * The figures are those of `dwork stats` (merge/stats.h): one
+ * The figures are those of `dwork stats` (output/stats.h): one
  * implementation over the same clock-corrected timeline.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/stats.h"
+#include "output/stats.h"
 #include "tools/cmd.h"
 
 static void
@@ -26,26 +26,30 @@ sum_usage(FILE *out)
 	    "readable\n");
 }
 
+static const cmd_opt sum_opts[] = {
+    {1, "--help", "-h", CMD_OPT_FLAG},
+    {0, NULL, NULL, CMD_OPT_FLAG},
+};
+
 static int
 sum_parse(int argc, char **argv, const char **trace)
 {
-	bool opts = true;
+	cmd_args a;
+	int id;
 
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-
-		if (opts && (!strcmp(s, "--help") || !strcmp(s, "-h"))) {
+	cmd_args_init(&a, argc, argv);
+	while ((id = cmd_opt_next(&a, sum_opts)) != CMD_OPT_END) {
+		if (id == 1) {
 			sum_usage(stdout);
 			return CMD_OK;
-		} else if (opts && !strcmp(s, "--")) {
-			opts = false;
-		} else if ((opts && s[0] == '-' && s[1]) || *trace) {
+		} else if (id != CMD_OPT_ARG || *trace) {
 			fprintf(stderr,
-			        "dwork summary: unexpected argument '%s'\n", s);
+			        "dwork summary: unexpected argument '%s'\n",
+			        a.arg);
 			sum_usage(stderr);
 			return CMD_USAGE;
 		} else {
-			*trace = s;
+			*trace = a.arg;
 		}
 	}
 	if (!*trace) {

@@ -153,35 +153,42 @@ parse_bytes(const char *s, uint64_t *v)
 	return *v > 0;
 }
 
-static bool
-is_opt(const char *s, size_t n, const char *opt)
-{
-	return strlen(opt) == n && !strncmp(s, opt, n);
-}
+enum {
+	OPT_FROM = 1,
+	OPT_TO,
+	OPT_TASKS,
+	OPT_MAX_BYTES,
+	OPT_HELP,
+	OPT_QUIET,
+	OPT_OUTPUT,
+	OPT_FORMAT
+};
 
-int
-cmd_cut_option(const char *cmd, int argc, char **argv, int *i,
-               struct cmd_cut *c)
+static const cmd_opt out_opts[] = {
+    {OPT_FROM, "--from", NULL, CMD_OPT_VALUE},
+    {OPT_TO, "--to", NULL, CMD_OPT_VALUE},
+    {OPT_TASKS, "--tasks", NULL, CMD_OPT_VALUE},
+    {OPT_MAX_BYTES, "--max-bytes", NULL, CMD_OPT_VALUE},
+    {OPT_HELP, "--help", "-h", CMD_OPT_FLAG},
+    {OPT_QUIET, "--quiet", "-q", CMD_OPT_FLAG},
+    {OPT_OUTPUT, "--output", "-o", CMD_OPT_VALUE},
+    {OPT_FORMAT, "--format", "-f", CMD_OPT_VALUE},
+    {0, NULL, NULL, CMD_OPT_FLAG},
+};
+
+/* The value v of cut option id (a->arg as written): 0, or CMD_USAGE
+ * after a message naming the bad value. */
+static int
+cut_value(const char *cmd, const cmd_args *a, int id, struct cmd_cut *c)
 {
-	const char *s = argv[*i], *eq = strchr(s, '=');
-	size_t n = eq ? (size_t)(eq - s) : strlen(s);
-	const char *v;
+	const char *v = a->value;
 	bool ok;
 
-	if (!is_opt(s, n, "--from") && !is_opt(s, n, "--to") &&
-	    !is_opt(s, n, "--tasks") && !is_opt(s, n, "--max-bytes"))
-		return -1;
-	v = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-	if (!v) {
-		fprintf(stderr, "dwork %s: %.*s needs a value\n", cmd, (int)n,
-		        s);
-		return CMD_USAGE;
-	}
-	if (is_opt(s, n, "--from")) {
+	if (id == OPT_FROM) {
 		ok = cmd_parse_time(v, &c->o.from);
-	} else if (is_opt(s, n, "--to")) {
+	} else if (id == OPT_TO) {
 		ok = cmd_parse_time(v, &c->o.to) && c->o.to > 0;
-	} else if (is_opt(s, n, "--tasks")) {
+	} else if (id == OPT_TASKS) {
 		free(c->ranges);
 		c->ranges = NULL;
 		ok = parse_tasks(v, &c->ranges, &c->o.ntasks);
@@ -191,15 +198,82 @@ cmd_cut_option(const char *cmd, int argc, char **argv, int *i,
 	c->o.tasks = c->ranges;
 	if (!ok) {
 		fprintf(stderr, "dwork %s: bad value '%s' for %.*s (%s)\n", cmd,
-		        v, (int)n, s,
-		        is_opt(s, n, "--tasks")       ? "task numbers: 1,3-5"
-		        : is_opt(s, n, "--max-bytes") ? "bytes: 1000000, 500k, "
-		                                        "20M, 1G"
-		                                      : "a time: 2.5s, 120ms, "
-		                                        "40us, 300ns");
+		        v, a->namelen, a->arg,
+		        id == OPT_TASKS       ? "task numbers: 1,3-5"
+		        : id == OPT_MAX_BYTES ? "bytes: 1000000, 500k, "
+		                                "20M, 1G"
+		                              : "a time: 2.5s, 120ms, "
+		                                "40us, 300ns");
 		return CMD_USAGE;
 	}
 	return 0;
+}
+
+static int
+out_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt,
+                const char *arg)
+{
+	fprintf(stderr, "dwork %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return CMD_USAGE;
+}
+
+/* A value missing at the end of the arguments. */
+static int
+out_novalue(const char *cmd, void (*usage)(FILE *), const cmd_args *a)
+{
+	if (a->opt->id == OPT_OUTPUT)
+		return out_usage_error(cmd, usage, "%s needs a PREFIX", a->arg);
+	if (a->opt->id == OPT_FORMAT)
+		return out_usage_error(cmd, usage, "%s needs a LIST", a->arg);
+	fprintf(stderr, "dwork %s: %.*s needs a value\n", cmd, a->namelen,
+	        a->arg);
+	return CMD_USAGE;
+}
+
+int
+cmd_out_parse(const char *cmd, const char *what, void (*usage)(FILE *),
+              int argc, char **argv, struct cmd_out_args *o)
+{
+	cmd_args a;
+	int id, rc;
+
+	cmd_args_init(&a, argc, argv);
+	while ((id = cmd_opt_next(&a, out_opts)) != CMD_OPT_END) {
+		if (id == CMD_OPT_NOVALUE)
+			return out_novalue(cmd, usage, &a);
+		if (id == CMD_OPT_UNKNOWN)
+			return out_usage_error(cmd, usage,
+			                       "unknown option '%s'", a.arg);
+		if (id == CMD_OPT_ARG && o->input)
+			return out_usage_error(
+			    cmd, usage, "unexpected argument '%s'", a.arg);
+		if (id == CMD_OPT_ARG) {
+			o->input = a.arg;
+		} else if (id == OPT_HELP) {
+			usage(stdout);
+			return CMD_OK;
+		} else if (id == OPT_QUIET) {
+			o->quiet = true;
+		} else if (id == OPT_OUTPUT && !a.value[0]) {
+			return out_usage_error(cmd, usage, "%s needs a PREFIX",
+			                       a.arg);
+		} else if (id == OPT_OUTPUT) {
+			o->prefix = a.value;
+		} else if (id == OPT_FORMAT) {
+			o->formats = a.value;
+		} else if ((rc = cut_value(cmd, &a, id, &o->cut)) != 0) {
+			return rc;
+		}
+	}
+	if (!o->input) {
+		fprintf(stderr, "dwork %s: no %s given\n", cmd, what);
+		usage(stderr);
+		return CMD_USAGE;
+	}
+	return cmd_cut_check(cmd, &o->cut);
 }
 
 int

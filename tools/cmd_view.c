@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge/merge.h"
 #include "merge/prvread.h"
 #include "tools/cmd.h"
@@ -52,19 +52,38 @@ usage_error(const char *what, const char *arg)
 	return CMD_USAGE;
 }
 
+enum {
+	OPT_HELP = 1,
+	OPT_SVG,
+	OPT_QUIET,
+	OPT_OUTPUT,
+	OPT_FROM,
+	OPT_TO,
+	OPT_WIDTH
+};
+
+static const cmd_opt view_opts[] = {
+    {OPT_HELP, "--help", "-h", CMD_OPT_FLAG},
+    {OPT_SVG, "--svg", NULL, CMD_OPT_FLAG},
+    {OPT_QUIET, "--quiet", "-q", CMD_OPT_FLAG},
+    {OPT_OUTPUT, "--output", "-o", CMD_OPT_VALUE},
+    {OPT_FROM, "--from", NULL, CMD_OPT_VALUE},
+    {OPT_TO, "--to", NULL, CMD_OPT_VALUE},
+    {OPT_WIDTH, "--width", NULL, CMD_OPT_VALUE},
+    {0, NULL, NULL, CMD_OPT_FLAG},
+};
+
 static int
-view_value(struct view_args *a, const char *opt, const char *v)
+view_value(struct view_args *a, int id, const char *v)
 {
 	char *end;
 
-	if (!v)
-		return usage_error("a value is needed after", opt);
-	if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) {
+	if (id == OPT_OUTPUT) {
 		a->out = v;
-	} else if (!strcmp(opt, "--from")) {
+	} else if (id == OPT_FROM) {
 		if (!cmd_parse_time(v, &a->o.from))
 			return usage_error("not a time:", v);
-	} else if (!strcmp(opt, "--to")) {
+	} else if (id == OPT_TO) {
 		if (!cmd_parse_time(v, &a->o.to) || a->o.to == 0)
 			return usage_error("not a time after 0:", v);
 	} else {
@@ -80,33 +99,27 @@ view_value(struct view_args *a, const char *opt, const char *v)
 static int
 view_parse(int argc, char **argv, struct view_args *a)
 {
-	bool opts = true;
+	cmd_args args;
+	int id, rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int rc;
-
-		if (opts && (!strcmp(s, "-h") || !strcmp(s, "--help"))) {
+	cmd_args_init(&args, argc, argv);
+	while ((id = cmd_opt_next(&args, view_opts)) != CMD_OPT_END) {
+		if (id == OPT_HELP) {
 			view_usage(stdout);
 			return CMD_OK;
-		} else if (opts && !strcmp(s, "--svg")) {
+		} else if (id == OPT_SVG) {
 			a->o.svg = true;
-		} else if (opts &&
-		           (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+		} else if (id == OPT_QUIET) {
 			a->quiet = true;
-		} else if (opts &&
-		           (!strcmp(s, "-o") || !strcmp(s, "--output") ||
-		            !strcmp(s, "--from") || !strcmp(s, "--to") ||
-		            !strcmp(s, "--width"))) {
-			rc = view_value(a, s, i + 1 < argc ? argv[++i] : NULL);
-			if (rc >= 0)
+		} else if (id == CMD_OPT_NOVALUE) {
+			return usage_error("a value is needed after", args.arg);
+		} else if (id > 0) {
+			if ((rc = view_value(a, id, args.value)) >= 0)
 				return rc;
-		} else if (opts && !strcmp(s, "--")) {
-			opts = false;
-		} else if ((opts && s[0] == '-' && s[1]) || a->trace) {
-			return usage_error("unexpected argument", s);
+		} else if (id != CMD_OPT_ARG || a->trace) {
+			return usage_error("unexpected argument", args.arg);
 		} else {
-			a->trace = s;
+			a->trace = args.arg;
 		}
 	}
 	if (!a->trace)

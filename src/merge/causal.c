@@ -81,7 +81,7 @@ xpart_add(mg_ctx *c, const mg_xpart *x)
 {
 	if (c->nxparts == CAUSAL_MAX_PARTS) {
 		if (!c->xparts_full)
-			mg_problem(
+			rd_problem(
 			    c->errs,
 			    "more than %u message parts between clocks: "
 			    "the receives of later ones are repaired only "
@@ -397,7 +397,7 @@ floors_find(mg_ctx *c, floors *fl)
 	if (err == DW_OK)
 		err = floors_index(c, fl);
 	if (err == DW_OK && more)
-		mg_problem(
+		rd_problem(
 		    c->errs,
 		    "messages whose receives and sends chase each other "
 		    "in a circle: some receives still precede their send");

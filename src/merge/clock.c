@@ -135,7 +135,7 @@ point_keep(mg_clock *k, const mg_sync *s, const char *name, rd_errlist *errs)
 	if (prev && prev->x == p.x)
 		return false;
 	if (prev && point_slope(prev, &p) <= -0.5) {
-		mg_problem(errs,
+		rd_problem(errs,
 		           "%s: sync record at %lld ns (offset %lld ns) "
 		           "disagrees with the one before it (offset %lld ns "
 		           "at %lld ns); ignored",
@@ -314,41 +314,17 @@ ns_of(uint64_t ns)
 	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 }
 
-/* The calibration span holding ticks (as rd_calib_to_ns): its base
- * pair, its slope and its end (exclusive; UINT64_MAX: none). */
+/* The calibration span holding ticks: rd_calib_to_ns's own line, as a
+ * slope for the fast path. */
 static void
 host_span(const rd_calib *k, uint64_t ticks, rd_pair *base, mg_slope *m,
           uint64_t *end)
 {
-	const rd_pair *a = k->n ? &k->pairs[0] : NULL, *b;
-	size_t lo = 0, hi = k->n;
+	rd_span s = rd_calib_span(k, ticks);
 
-	*end = UINT64_MAX;
-	if (k->n <= 1) {
-		*base = a ? *a : (rd_pair){0, 0};
-		*m = k->ticks_per_s
-		         ? slope_make(false, 1000000000u, k->ticks_per_s)
-		         : slope_make(false, 1, 1);
-		return;
-	}
-	b = &k->pairs[k->n - 1];
-	*m = slope_make(false, b->ns - a->ns, b->ticks - a->ticks);
-	if (ticks < a->ticks || ticks >= b->ticks) {
-		*base = ticks < a->ticks ? *a : *b;
-		return;
-	}
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->pairs[mid].ticks <= ticks)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	*base = k->pairs[lo];
-	*end = k->pairs[lo + 1].ticks;
-	*m = slope_make(false, k->pairs[lo + 1].ns - k->pairs[lo].ns,
-	                k->pairs[lo + 1].ticks - k->pairs[lo].ticks);
+	*base = s.base;
+	*m = slope_make(false, s.num, s.den);
+	*end = s.end;
 }
 
 int64_t

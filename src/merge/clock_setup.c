@@ -278,7 +278,7 @@ compose_refs(mg_ctx *c, mg_proc *p)
 			s->offset +=
 			    mg_clock_off(&r->clk, s->local + s->offset);
 		} else if (!told) {
-			mg_problem(
+			rd_problem(
 			    c->errs,
 			    "%s: sync records against task %u, which has "
 			    "no clock of its own in the trace; taken as "
@@ -402,7 +402,7 @@ group_realtime(mg_ctx *c, const mg_proc *lead, const mg_proc *a)
 	int64_t d = realtime_d(lead, a);
 	dw_err err = DW_OK;
 
-	mg_problem(c->errs,
+	rd_problem(c->errs,
 	           "host %s: no clock sync records for its processes; "
 	           "aligned with the reference host by CLOCK_REALTIME "
 	           "(good to NTP's accuracy)",
@@ -454,7 +454,7 @@ check_shared(mg_ctx *c, const mg_proc *p)
 			worst = o;
 	}
 	if (worst)
-		mg_problem(
+		rd_problem(
 		    c->errs,
 		    "%s: shares task 0's host and boot but its sync "
 		    "records say its clock is %lld ns off, more than half "

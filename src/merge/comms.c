@@ -258,7 +258,7 @@ report_late(mg_ctx *c, const mg_msg *g)
 {
 	c->rep.unmatched_recvs++;
 	if (c->cm.reported++ < M_REPORT_MAX)
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "message %llu from task %u to task %u: receive "
 		           "read after its send was given up (window full); "
 		           "unmatched",
@@ -364,7 +364,7 @@ report_unmatched(mg_ctx *c, const mg_msg *g, bool send)
 		c->rep.unmatched_recvs++;
 	if (c->cm.reported++ >= M_REPORT_MAX)
 		return;
-	mg_problem(c->errs,
+	rd_problem(c->errs,
 	           "message %llu from task %u to task %u: %s at %lld ns has "
 	           "no %s; not written",
 	           (unsigned long long)g->id, g->stask, g->rtask,
@@ -441,7 +441,7 @@ comms_finish(mg_ctx *c)
 		comms_release(c, m);
 	}
 	if (cm->reported > M_REPORT_MAX)
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "%llu more unmatched messages not described",
 		           (unsigned long long)(cm->reported - M_REPORT_MAX));
 }

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "merge/writer.h"
 
 typedef struct cut_range {

@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dwork/error.h>
-#include <dwork/events.h>
-
 #include "merge/mg_int.h"
+#include "tracefile/events.h"
 
 /* The types whose values name something, and the class (id space) of
  * each: a function called and the same function running share ids. */
@@ -23,8 +21,8 @@ static const struct {
 	uint32_t type;
 	int cls;
 } dense_types[] = {
-    {DW_EV_FUNCTION, 0},
-    {DW_EV_CALL, 0},
+    {TF_EV_FUNCTION, 0},
+    {TF_EV_CALL, 0},
 };
 #define NDENSE (sizeof dense_types / sizeof dense_types[0])
 

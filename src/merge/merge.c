@@ -3,44 +3,11 @@
  * correct the clocks, lay out the trace's shape and labels, run the
  * k-way merge through the writer.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "merge/mg_int.h"
-
-/* Adds a message to the list the way the reader does (echo, cap). */
-void
-mg_problem(rd_errlist *errs, const char *fmt, ...)
-{
-	char *msg = NULL;
-	va_list ap;
-
-	if (!errs)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (msg && errs->echo)
-		fprintf(errs->echo, "%s\n", msg);
-	if (msg && errs->n < RD_ERRS_MAX && errs->n == errs->cap) {
-		size_t cap = errs->cap ? errs->cap * 2 : 16;
-		char **v = realloc(errs->msgs, cap * sizeof *v);
-
-		if (v) {
-			errs->msgs = v;
-			errs->cap = cap;
-		}
-	}
-	if (msg && errs->n < errs->cap && errs->n < RD_ERRS_MAX) {
-		errs->msgs[errs->n++] = msg;
-		return;
-	}
-	free(msg);
-	errs->dropped++;
-}
 
 static double
 now_s(void)
@@ -93,7 +60,7 @@ stream_times(mg_ctx *c)
 		any = true;
 	}
 	if (!any) {
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "%s: no records in any thread file; nothing "
 		           "to merge",
 		           c->o->dir);

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "merge/writer.h"
 
 typedef struct mg_opts {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "merge/merge.h"
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "merge/writer.h"
 
 #define MG_TASK_MAX          RD_TASK_MAX   /* the reader refuses ids above */
@@ -22,10 +22,6 @@
 #define MG_STATE_IDLE        0u
 #define MG_STATE_NOT_CREATED 2u
 #define MG_NONE              UINT32_MAX
-
-/* Adds "what" to errs, one line (a problem with the input). */
-void mg_problem(rd_errlist *errs, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* ---- Clocks (clock.c) -------------------------------------------------- */
 

@@ -34,7 +34,7 @@ proc_load(mg_ctx *c, const rd_dir_proc *dp, mg_proc *p)
 	p->hdr = p->labels ? p->labels->hdr : dp->hdr;
 	p->task = p->hdr.task;
 	if (p->task >= MG_TASK_MAX) {
-		mg_problem(
+		rd_problem(
 		    c->errs,
 		    "%s: task id %u is over the limit (%u); process left "
 		    "out",
@@ -57,7 +57,7 @@ stream_load(mg_ctx *c, mg_proc *p, size_t i, mg_stream *s)
 	s->skip = p->skip;
 	s->shown = MG_NONE;
 	if (s->tid >= MG_THREAD_MAX) {
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "%s: thread id %u is over the limit (%u); file left "
 		           "out",
 		           s->path, s->tid, MG_THREAD_MAX - 1);
@@ -185,7 +185,7 @@ shape_task_threads(mg_ctx *c, uint32_t task, uint32_t *nprocs)
 		(*nprocs)++;
 	}
 	if (*nprocs > 1)
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "task %u: %u processes traced as this task; their "
 		           "threads are numbered one after the other",
 		           task, *nprocs);

@@ -10,7 +10,7 @@
 
 #include "common/safefile.h"
 #include "merge/prvread.h"
-#include "merge/reader_int.h"
+#include "tracefile/reader_int.h"
 
 #define PR_TASKS_MAX   (1u << 20)
 #define PR_THREADS_MAX (1u << 20) /* threads of the whole trace */

@@ -18,7 +18,7 @@
 #ifndef DW_MERGE_PRVREAD_H
 #define DW_MERGE_PRVREAD_H
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 #include "merge/writer.h"
 
 /* True when path names a Paraver trace (ends in ".prv"). */

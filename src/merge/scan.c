@@ -77,7 +77,7 @@ scan_stream(mg_ctx *c, mg_stream *s)
 		return DW_OK;
 	}
 	if (rd_thread_header(t)->task != s->proc->task) {
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "%s: its header says task %u, its process is task "
 		           "%u; file left out",
 		           s->path, rd_thread_header(t)->task, s->proc->task);

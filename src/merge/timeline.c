@@ -317,7 +317,7 @@ stream_open(mg_ctx *c, mg_stream *s)
 	s->phase = MG_RUN;
 	e = err == DW_OK ? stream_peek(s) : NULL;
 	if (!e) {
-		mg_problem(c->errs, "%s: cannot be read again; left out",
+		rd_problem(c->errs, "%s: cannot be read again; left out",
 		           s->path);
 		s->phase = MG_FINISH;
 	}
@@ -333,7 +333,7 @@ stream_finish(mg_ctx *c, mg_stream *s)
 	                        MG_STATE_NOT_CREATED);
 
 	if (s->st.bad_pops)
-		mg_problem(c->errs,
+		rd_problem(c->errs,
 		           "%s: %llu state exits without an entry; "
 		           "ignored",
 		           s->path, (unsigned long long)s->st.bad_pops);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dwork/trace.h>
+#include <dwork/events.h>
 
 #include "merge/replay_int.h"
 

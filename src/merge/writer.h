@@ -1,7 +1,7 @@
 /*
  * Output writers: the one interface between the merge core and the trace
  * formats it produces (Paraver, OTF2, Chrome JSON, the HTML timeline:
- * the table of merge/writers.c).  A writer is begun once with the
+ * the table of output/writers.c).  A writer is begun once with the
  * trace's shape, then given every record in time order, then ended;
  * each format lives in its own files and nothing in the merge core
  * knows about any of them.

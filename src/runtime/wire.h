@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/format.h"
+
 #define WIRE_VERSION_MAJOR 2 /* 2.0: challenge-response handshake, TLS */
 #define WIRE_VERSION_MINOR 0
 #define WIRE_MAGIC         "DWRK"
@@ -106,50 +108,12 @@ void wire_put_call(unsigned char *p, uint8_t mode, const char *name,
 int wire_parse_call(const unsigned char *p, size_t len, struct wire_call *c,
                     char *why, size_t whylen);
 
-/* Little-endian helpers. */
-static inline void
-wire_put_u16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static inline void
-wire_put_u32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline void
-wire_put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline uint16_t
-wire_get_u16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t
-wire_get_u32(const unsigned char *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static inline uint64_t
-wire_get_u64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
+/* Little-endian helpers: common/format.h's, under the codec's names. */
+#define wire_put_u16 fmt_put_u16
+#define wire_put_u32 fmt_put_u32
+#define wire_put_u64 fmt_put_u64
+#define wire_get_u16 fmt_get_u16
+#define wire_get_u32 fmt_get_u32
+#define wire_get_u64 fmt_get_u64
 
 #endif

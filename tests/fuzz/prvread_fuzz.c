@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge/html.h"
+#include "output/html.h"
 #include "merge/prvread.h"
-#include "merge/stats.h"
+#include "output/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "merge/reader.h"
+#include "tracefile/reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
-#include "merge/reader.h"
-#include "merge/stats.h"
+#include "tracefile/reader.h"
+#include "output/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

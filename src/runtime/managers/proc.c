@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,11 +184,32 @@ mp_kill(int pid)
 		kill(pid, SIGKILL);
 }
 
+/* Sleeps until pid exits or ms pass, woken by its exit itself (a pidfd)
+ * rather than by polling: finalizing a thousand workers one after the
+ * other then costs their exits, not a thousand sleeps. */
+static void
+mp_wait_exit(int pid, int ms)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		while (poll(&p, 1, ms) < 0 && errno == EINTR)
+			;
+		close(fd);
+	}
+#else
+	(void)pid, (void)ms;
+#endif
+}
+
 int
 mp_reap(int pid, int ms)
 {
 	if (pid <= 0)
 		return -1;
+	if (ms > 0)
+		mp_wait_exit(pid, ms);
 	for (int waited = 0;; waited++) {
 		int st;
 		pid_t r = waitpid(pid, &st, WNOHANG);

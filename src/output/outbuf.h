@@ -1,0 +1,139 @@
+/*
+ * A large output buffer written with write(2), and integer formatting by
+ * hand: the text writers' hot path (tens of millions of lines) must not
+ * go through printf.
+ */
+#ifndef DW_OUTPUT_OUTBUF_H
+#define DW_OUTPUT_OUTBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <dwork/error.h>
+
+typedef struct ob {
+	int fd;
+	char *path; /* owned */
+	char *buf;
+	size_t len, cap;
+	uint64_t total; /* bytes written to the file so far */
+	int errnum;     /* errno of the first failure, 0 if none */
+} ob;
+
+#define OB_SIZE (1u << 20)
+
+/*
+ * Creates (truncates) path for writing with a buffer of OB_SIZE bytes.
+ * Returns DW_OK, DW_ENOMEM or the mapped errno (b->errnum set).
+ */
+dw_err ob_open(ob *b, const char *path);
+
+/* Writes the buffered bytes; DW_OK or the mapped errno of the failure
+ * (kept: later calls fail the same way). */
+dw_err ob_flush(ob *b);
+
+/* Flushes, closes and frees; DW_OK or the first error. */
+dw_err ob_close(ob *b);
+
+/* Closes and frees without writing what is buffered; errnum stays. */
+void ob_discard(ob *b);
+
+/* Makes room for n bytes (n <= OB_SIZE); then ob_end(b) is where to
+ * write and ob_commit(b, p) the end of what was written. */
+static inline dw_err
+ob_need(ob *b, size_t n)
+{
+	return b->cap - b->len >= n ? DW_OK : ob_flush(b);
+}
+
+static inline char *
+ob_end(ob *b)
+{
+	return b->buf + b->len;
+}
+
+static inline void
+ob_commit(ob *b, char *p)
+{
+	b->len = (size_t)(p - b->buf);
+}
+
+extern const char ob_digits[201];
+extern const uint64_t ob_pow10[20];
+
+/* Decimal digits of v (v > 0). */
+static inline unsigned
+ob_ndigits(uint64_t v)
+{
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+
+	return t + 1 - (v < ob_pow10[t]);
+}
+
+/* Writes v in decimal at p; returns the end. */
+static inline char *
+ob_u64(char *p, uint64_t v)
+{
+	unsigned n;
+	char *e;
+
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	n = ob_ndigits(v);
+	e = p + n;
+	while (v >= 100) {
+		unsigned i = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		e -= 2;
+		memcpy(e, ob_digits + i, 2);
+	}
+	if (v >= 10)
+		memcpy(e - 2, ob_digits + v * 2, 2);
+	else
+		e[-1] = (char)('0' + v);
+	return p + n;
+}
+
+/*
+ * Numbers that come close to each other (times in a sorted trace): the
+ * last one written, so that one sharing all but its last four digits is
+ * a copy and two digit pairs.  Stores up to 32 bytes at p.
+ */
+typedef struct ob_near {
+	uint64_t hi; /* v / 10000 of the cached number; 0: none */
+	unsigned n;  /* its digits */
+	char s[32];
+} ob_near;
+
+/* Always inlined: called from a few places per line, and gcc kept it
+ * out of line (a call and its spills on every record time). */
+static inline __attribute__((always_inline)) char *
+ob_u64_near(ob_near *c, char *p, uint64_t v)
+{
+	uint64_t hi = v / 10000;
+	unsigned lo = (unsigned)(v % 10000);
+
+	if (hi != c->hi || !hi) {
+		if (!hi)
+			return ob_u64(p, v);
+		c->hi = hi;
+		c->n = (unsigned)(ob_u64(c->s, v) - c->s);
+	}
+	memcpy(p, c->s, 32);
+	memcpy(p + c->n - 4, ob_digits + lo / 100 * 2, 2);
+	memcpy(p + c->n - 2, ob_digits + lo % 100 * 2, 2);
+	return p + c->n;
+}
+
+static inline char *
+ob_mem(char *p, const void *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#endif

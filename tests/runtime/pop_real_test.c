@@ -1,0 +1,254 @@
+/*
+ * The POP tree's wait causes and critical path on real traced runs
+ * (issue 19): a master and workers of this binary, work that sleeps for
+ * a known time (a loaded machine makes a sleep longer, never shorter),
+ * merged by dw_finalize, then read back through the statistics as
+ * `dwork stats` reads them.
+ *
+ *  - handout: the master spends 50 ms of its own work before each of
+ *    three hand-outs of a 100 ms item (one per worker), then waits for
+ *    the three results.  The last item is handed out at about 150 ms
+ *    and done at about 250: the master waits about 100 ms for work; the
+ *    critical path holds at least one whole item (100 ms of pop_work)
+ *    and the master's 150 ms of its own.
+ *  - producer: worker 2 puts five values into a channel the master
+ *    owns, 20 ms of work before each; the master takes them as they
+ *    come: about 100 ms of its waiting is for the producer.
+ *
+ * Each figure is checked against the known durations with a tolerance
+ * of a few ms for the runtime's own latencies, plus what this process
+ * measured its own sleeps to have overrun.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <dwork/dwork.h>
+#include <dwork/trace.h>
+
+#include "output/stats.h"
+#include "testutil.h"
+
+#define SLACK_MS 15.0 /* the runtime's latencies on a loaded machine */
+
+static void
+nap_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* {int ms}: sleeps that long (the "work"). */
+static int
+pop_work(const void *arg, size_t len, dw_reply *r)
+{
+	int ms = 0;
+
+	if (len != sizeof ms)
+		return dw_reply_error(r, "pop_work: bad argument");
+	memcpy(&ms, arg, sizeof ms);
+	nap_ms(ms);
+	return dw_reply_set(r, &ms, sizeof ms);
+}
+DW_REGISTER(pop_work)
+
+/* {exported channel}: puts 5 values, 20 ms of work before each. */
+static int
+pop_produce(const void *arg, size_t len, dw_reply *r)
+{
+	dw_channel *ch;
+	int err = DW_OK;
+
+	if (dw_channel_import(arg, len, &ch) != DW_OK)
+		return dw_reply_error(r, "produce: %s", dw_errmsg());
+	for (int i = 0; i < 5 && err == DW_OK; i++) {
+		nap_ms(20);
+		err = dw_channel_put(ch, &i, sizeof i);
+	}
+	dw_channel_free(ch);
+	return err ? dw_reply_error(r, "produce: %s", dw_errmsg()) : 0;
+}
+DW_REGISTER(pop_produce)
+
+static int
+sc_handout(void)
+{
+	dw_future *f[3];
+	int ms = 100, err = DW_OK;
+
+	for (int k = 0; k < 3 && !err; k++) {
+		nap_ms(50); /* the master's own work per hand-out */
+		err = dw_remotecall(k + 2, "pop_work", &ms, sizeof ms, &f[k]);
+	}
+	for (int k = 0; k < 3 && !err; k++) {
+		err = dw_future_wait(f[k]);
+		dw_future_free(f[k]);
+	}
+	return err;
+}
+
+static int
+sc_producer(void)
+{
+	dw_channel *ch;
+	dw_future *fp;
+	void *e;
+	size_t n;
+	int err;
+
+	if (dw_channel_new(1, 1, &ch) || dw_channel_export(ch, 2, &e, &n))
+		return DW_EIO;
+	err = dw_remotecall(2, "pop_produce", e, n, &fp);
+	free(e);
+	for (int i = 0; i < 5 && !err; i++) {
+		void *d;
+
+		if (!(err = dw_channel_take(ch, &d, &n)))
+			free(d);
+	}
+	if (!err)
+		err = dw_future_wait(fp);
+	if (!err)
+		dw_future_free(fp);
+	dw_channel_free(ch);
+	return err;
+}
+
+static int
+child(int argc, char **argv)
+{
+	dw_options o = {.trace = argv[3]};
+	int ids[3], err;
+
+	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
+		return 2;
+	if (dw_addprocs(3, NULL, ids) != 3)
+		return 2;
+	err = !strcmp(argv[2], "handout") ? sc_handout() : sc_producer();
+	if (err)
+		fprintf(stderr, "%s: %s\n", argv[2], dw_errmsg());
+	dw_finalize();
+	return err ? 1 : 0;
+}
+
+static st_stats *
+run(const char *self, const char *name, char *dir, size_t len)
+{
+	char prv[700], out[700];
+	st_stats *s;
+	rd_errlist errs;
+	pid_t pid;
+	int st;
+
+	snprintf(dir, len, "%s", tu_tmpdir("pop_real"));
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		snprintf(out, sizeof out, "%s/master.out", dir);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(127);
+		close(fd);
+		execl(self, self, "--scenario", name, dir, (char *)NULL);
+		_exit(127);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
+	rd_errlist_init(&errs, stderr);
+	REQUIRE(st_stats_new(prv, &s) == DW_OK);
+	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
+	CHECK_EQ_U64(errs.n, 0);
+	rd_errlist_free(&errs);
+	return s;
+}
+
+static double
+ms_of(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void
+within(const char *what, double got, double lo, double hi)
+{
+	printf("%-44s %9.3f ms (known: %.0f .. %.0f)\n", what, got, lo, hi);
+	if (got < lo || got > hi) {
+		fprintf(stderr, "%s: %.3f ms, not in %.0f .. %.0f\n", what, got,
+		        lo, hi);
+		tu_failures++;
+	}
+}
+
+static uint64_t
+path_of(const st_stats *s, const char *fn)
+{
+	for (size_t i = 0; i < s->npath; i++) {
+		const char *n =
+		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
+
+		if (n && !strcmp(n, fn))
+			return s->path[i].ns;
+	}
+	return 0;
+}
+
+static void
+test_handout(const char *self)
+{
+	char dir[600];
+	st_stats *s = run(self, "handout", dir, sizeof dir);
+	const uint64_t *w0 = &s->task_waits[0];
+
+	/* the last item: handed out at ~150, done at ~250 */
+	within("handout: master waits for work", ms_of(w0[RP_CAUSE_WORK]),
+	       100 - SLACK_MS, 100 + SLACK_MS);
+	within("handout: master waits for the network",
+	       ms_of(w0[RP_CAUSE_NETWORK]), 0, SLACK_MS);
+	/* the path: the master's hand-outs, then the last item */
+	within("handout: pop_work on the critical path",
+	       ms_of(path_of(s, "pop_work")), 100, 100 + SLACK_MS);
+	within("handout: the rest of the critical path", ms_of(s->path_other),
+	       150, 1e9);
+	st_stats_free(s);
+	tu_rmtree(dir);
+}
+
+static void
+test_producer(const char *self)
+{
+	char dir[600];
+	st_stats *s = run(self, "producer", dir, sizeof dir);
+	const uint64_t *w0 = &s->task_waits[0];
+
+	/* five puts, 20 ms of work before each, the first after the call */
+	within("producer: master waits for the producer",
+	       ms_of(w0[RP_CAUSE_PRODUCER]), 100 - SLACK_MS, 100 + SLACK_MS);
+	within("producer: master waits for work", ms_of(w0[RP_CAUSE_WORK]), 0,
+	       SLACK_MS);
+	st_stats_free(s);
+	tu_rmtree(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+	char self[1024];
+	ssize_t n;
+
+	if (argc > 1 && !strncmp(argv[1], "--dwork-", 8))
+		return dw_init(&argc, &argv) == DW_OK ? 0 : 2; /* a worker */
+	if (argc == 4 && !strcmp(argv[1], "--scenario"))
+		return child(argc, argv);
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	REQUIRE(n > 0);
+	self[n] = 0;
+	test_handout(self);
+	test_producer(self);
+	return tu_report("pop_real");
+}
