@@ -511,6 +511,7 @@ fut_unref(struct dw_future *f)
 	if (--f->refs > 0)
 		return;
 	ready_del(f);
+	conn_unref(f->conn);
 	pthread_cond_destroy(&f->cv);
 	free(f->buf);
 	free(f->errmsg);
@@ -742,11 +743,14 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len,
 	exec_block_begin();
 	err = call_flow(c, f->pid, bytes, send_ms);
 	exec_block_end();
-	if (err != DW_OK)
+	if (err != DW_OK) {
+		conn_unref(c);
 		return err;
+	}
 	unsigned char pre[4 + WIRE_NAME_MAX];
 	wire_put_call(pre, (uint8_t)f->mode, fn, nl);
-	f->conn = c;
+	conn_unref(f->conn);
+	f->conn = c; /* the future holds the reference now */
 	/* A caller about to wait reads its own reply: take the read right
 	 * before the reply can wake the I/O thread. */
 	if (f->mode == WIRE_MODE_FETCH && !f->notify)
@@ -1000,6 +1004,7 @@ fut_request_fetch(struct dw_future *f)
 			                    NULL, 0);
 		}
 		conn_release(c);
+		conn_unref(c);
 	}
 	pthread_mutex_lock(&rt.lock);
 	if (err != DW_OK)
@@ -1071,6 +1076,7 @@ dw_future_free(dw_future *f)
 	struct conn *c = drop ? cl_conn_of(pid, &err) : NULL;
 	if (c)
 		conn_send_msg(c, WIRE_FREE, id, NULL, 0, NULL, 0);
+	conn_unref(c);
 }
 
 /* ---- waiting on many, local async ---- */
@@ -1241,7 +1247,8 @@ req_send(struct dw_future *f, int op, const void *body, size_t blen,
 	wire_put_u16(pre + 2, 0);
 	if (blen)
 		memcpy(pre + REQ_PREFIX, body, blen);
-	f->conn = c;
+	conn_unref(f->conn);
+	f->conn = c; /* the future holds the reference now */
 	f->reading = conn_take_reader(c);
 	pthread_mutex_lock(&rt.lock);
 	f->id = ++rt.next_call;
@@ -1416,7 +1423,9 @@ req_post(int pid, int op, const void *body, size_t blen, const void *data,
 	struct conn *c = cl_conn_of(pid, &err);
 	if (!c)
 		return err;
-	return req_post_conn(c, op, body, blen, data, dlen);
+	err = req_post_conn(c, op, body, blen, data, dlen);
+	conn_unref(c);
+	return err;
 }
 
 /* ---- calls with a completion notice, for pools and pmap ---- */
@@ -2068,6 +2077,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(j);
 		return;
 	}
+	conn_ref(c); /* the job's, dropped when it has run */
 	if (!rt.jobs_tail)
 		rt.jobs_tail = &rt.jobs;
 	*rt.jobs_tail = j;
@@ -2159,6 +2169,7 @@ kept_completed(struct kept *k)
 	for (; w; w = n) {
 		n = w->next;
 		kept_answer(k, &w->src, w->op);
+		conn_unref(w->src.c);
 		free(w);
 	}
 }
@@ -2230,6 +2241,7 @@ call_on_ref_req(const struct req_src *s, int op, const unsigned char *b,
 	} else {
 		struct kext *x = k->ext;
 		w->src = *s;
+		conn_ref(s->c); /* parked: the answer's way back */
 		w->op = op;
 		w->next = x->waiters;
 		x->waiters = w;
@@ -2254,6 +2266,7 @@ kept_drop_waiters(struct kept *k, int pid, uint64_t id, int answer)
 		if (answer)
 			req_answer_err(&w->src, DW_ETIMEDOUT,
 			               "the call had not completed in time");
+		conn_unref(w->src.c);
 		free(w);
 	}
 }
@@ -2546,6 +2559,7 @@ exec_defer(struct conn *c)
 			return CONN_MORE;
 	if (exec_ndeferred == 8)
 		return 0;
+	conn_ref(c); /* kept past its job (exec_kick_all drops it) */
 	exec_deferred[exec_ndeferred++] = c;
 	return CONN_MORE;
 }
@@ -2553,8 +2567,10 @@ exec_defer(struct conn *c)
 static void
 exec_kick_all(void)
 {
-	for (int i = 0; i < exec_ndeferred; i++)
+	for (int i = 0; i < exec_ndeferred; i++) {
 		conn_kick(exec_deferred[i]);
+		conn_unref(exec_deferred[i]);
+	}
 	exec_ndeferred = 0;
 }
 
@@ -2643,6 +2659,7 @@ exec_job(struct job *j)
 		exec_kick_all();
 		conn_kick(j->from);
 	}
+	conn_unref(j->from);
 	free(j->payload);
 	free(j);
 }
@@ -2765,6 +2782,7 @@ call_stop_executors(void)
 		}
 		if (j->kept && km_take(&rt.kept, j->kept->from, j->kept->id))
 			kept_free(j->kept);
+		conn_unref(j->from);
 		free(j->payload);
 		free(j);
 	}

@@ -112,23 +112,12 @@ cl_pin(int id)
 	return w;
 }
 
-/* Links of lost workers: futures may still name them, so the struct
- * stays (closed, its buffers freed) until the runtime stops. */
-static struct conn **dead_conns;
-static size_t ndead, maxdead;
-
-/* rt.lock held */
+/* rt.lock held.  The link goes with it: a future or job that still
+ * names it holds its own reference (conn_ref). */
 static void
 cl_free_worker(struct worker *w)
 {
-	if (ndead == maxdead) {
-		size_t m = maxdead ? maxdead * 2 : 64;
-		struct conn **b = realloc(dead_conns, m * sizeof *b);
-		if (b)
-			dead_conns = b, maxdead = m;
-	}
-	if (ndead < maxdead)
-		dead_conns[ndead++] = w->conn;
+	conn_unref(w->conn); /* closed when it was lost */
 	free(w);
 }
 
@@ -176,6 +165,8 @@ cl_conn_of(int pid, int *err)
 		c = rt.master;
 	else if (w && w->state == W_ACTIVE)
 		c = w->conn;
+	if (c)
+		conn_ref(c);
 	pthread_mutex_unlock(&rt.lock);
 	if (c)
 		return c;
@@ -866,6 +857,7 @@ dw_interrupt(const int *ids, int n)
 		struct conn *c = cl_conn_of(ids[i], &ok);
 		if (c)
 			conn_send_msg(c, WIRE_INTERRUPT, 0, NULL, 0, NULL, 0);
+		conn_unref(c);
 		if (w->mgr.manage)
 			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
 		if (w)
@@ -934,11 +926,6 @@ cl_shutdown(void)
 	free(wt_b);
 	wt_b = NULL;
 	wt_nb = wt_n = 0;
-	for (size_t i = 0; i < ndead; i++)
-		conn_free(dead_conns[i]);
-	free(dead_conns);
-	dead_conns = NULL;
-	ndead = maxdead = 0;
 	pthread_mutex_unlock(&rt.lock);
 	for (; w; w = nx) {
 		nx = w->next;

@@ -13,6 +13,7 @@
 #include <dwork/error.h>
 
 #include "runtime/conn.h"
+#include "runtime/rt.h"
 #include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
@@ -28,6 +29,7 @@ conn_new(int fd, int peer)
 	c->io_kind = IO_CONN;
 	c->fd = fd;
 	c->peer = peer;
+	c->refs = 1;
 	c->epfd = -1;
 	c->wq_tail = &c->wq;
 	c->max_payload = conn_max_payload;
@@ -106,11 +108,10 @@ conn_close(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
-void
-conn_free(struct conn *c)
+static void
+conn_destroy(void *p)
 {
-	if (!c)
-		return;
+	struct conn *c = p;
 	conn_close(c);
 	conn_free_rbufs(c);
 	if (c->ssl)
@@ -118,6 +119,29 @@ conn_free(struct conn *c)
 	pthread_mutex_destroy(&c->wlock);
 	pthread_cond_destroy(&c->fcv);
 	free(c);
+}
+
+void
+conn_ref(struct conn *c)
+{
+	if (c)
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+conn_unref(struct conn *c)
+{
+	if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		loop_later(conn_destroy, c);
+}
+
+void
+conn_free(struct conn *c)
+{
+	if (!c)
+		return;
+	conn_close(c);
+	conn_unref(c);
 }
 
 void

@@ -35,6 +35,7 @@ struct conn {
 	int io_kind; /* IO_CONN */
 	int fd;
 	int peer; /* process id of the other side */
+	int refs; /* conn_ref / conn_unref (atomic) */
 	int epfd; /* the loop's epoll, for EPOLLOUT */
 	pthread_mutex_t wlock;
 	struct frame *wq, **wq_tail; /* queued frames (wlock) */
@@ -109,9 +110,19 @@ struct conn *conn_new_tls(int fd, int peer, struct ssl_st *ssl);
 /* Closes the socket and frees queued frames, the read buffer and a
  * half-read frame (at once, or when the thread reading lets go); the
  * struct stays valid for senders racing with it (they get DW_ECLOSED)
- * until conn_free. */
+ * until its last reference goes. */
 void conn_close(struct conn *c);
+/* The owner's end: closes c and drops the reference conn_new gave. */
 void conn_free(struct conn *c);
+/* References.  Whoever keeps c beyond the call that handed it over (a
+ * future, a queued job, a parked request, a sender between looking the
+ * link up and sending) holds one, so the struct of a lost link is freed
+ * as soon as the last of them lets go, not at the end of the runtime.
+ * The last conn_unref hands the struct to loop_later (an event of the
+ * I/O thread's current batch may still point at it).  Any thread, any
+ * lock held. */
+void conn_ref(struct conn *c);
+void conn_unref(struct conn *c);
 
 /* Builds a frame: header, a copied prefix, and a body (borrowed unless
  * own is set, in which case body is freed with the frame). */

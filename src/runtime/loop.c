@@ -183,32 +183,51 @@ fwd_readable(struct fwd *f)
 	f->fd = -1;
 }
 
-/* Memory an event of the current epoll batch may still point at: freed
- * once the batch is handled (I/O thread only). */
-static void **later;
+/* Work put off until the current epoll batch is handled, because an
+ * event of the batch may still point at the memory it frees (later_lock;
+ * any thread may add, the I/O thread runs them). */
+struct later {
+	void (*fn)(void *);
+	void *p;
+};
+static pthread_mutex_t later_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct later *later;
 static size_t nlater, maxlater;
 
-static void
-loop_free_later(void *p)
+void
+loop_later(void (*fn)(void *), void *p)
 {
+	int io = rt.io_running && pthread_equal(pthread_self(), rt.io);
+	if (!rt.io_running) {
+		fn(p);
+		return;
+	}
+	pthread_mutex_lock(&later_lock);
 	if (nlater == maxlater) {
 		size_t m = maxlater ? maxlater * 2 : 16;
-		void **b = realloc(later, m * sizeof *b);
-		if (!b) {
-			free(p); /* leaked rather than risked: cannot happen */
-			return;
-		}
-		later = b, maxlater = m;
+		struct later *b = realloc(later, m * sizeof *b);
+		if (b)
+			later = b, maxlater = m;
 	}
-	later[nlater++] = p;
+	if (nlater < maxlater) /* else kept rather than risked */
+		later[nlater++] = (struct later){fn, p};
+	pthread_mutex_unlock(&later_lock);
+	if (!io)
+		loop_wake(); /* freed at the end of the loop's next batch */
 }
 
 static void
 loop_free_batch(void)
 {
-	for (size_t i = 0; i < nlater; i++)
-		free(later[i]);
-	nlater = 0;
+	pthread_mutex_lock(&later_lock);
+	struct later *b = later;
+	size_t n = nlater;
+	later = NULL;
+	nlater = maxlater = 0;
+	pthread_mutex_unlock(&later_lock);
+	for (size_t i = 0; i < n; i++)
+		b[i].fn(b[i].p);
+	free(b);
 }
 
 void
@@ -224,7 +243,7 @@ loop_fwd_close(struct fwd *f)
 		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
 		close(f->fd);
 	}
-	loop_free_later(f);
+	loop_later(free, f);
 }
 
 /* A connection ended (EOF, error, malformed frame): a worker's master
@@ -389,9 +408,6 @@ loop_stop(void)
 		rt.io_running = 0;
 	}
 	loop_free_batch();
-	free(later);
-	later = NULL;
-	maxlater = 0;
 	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
 	for (int i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)

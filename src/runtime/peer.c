@@ -395,6 +395,8 @@ peer_conn(int pid, int *err)
 			}
 		}
 	}
+	if (c)
+		conn_ref(c); /* the caller's, dropped with conn_unref */
 	pthread_mutex_unlock(&pr_lock);
 	exec_block_end();
 	return c;
@@ -617,12 +619,16 @@ peer_gone(int pid)
 		struct conn *c = NULL;
 		if (p && p->state != P_GONE) {
 			c = p->c;
+			p->c =
+			    NULL; /* its struct goes with the last reference */
 			p->state = P_GONE;
 			pthread_cond_broadcast(&pr_cv);
 		}
 		pthread_mutex_unlock(&pr_lock);
-		if (c)
+		if (c) {
 			loop_run(peer_close_cb, c);
+			conn_unref(c);
+		}
 		char msg[120];
 		snprintf(msg, sizeof msg, "worker %d has exited", pid);
 		call_fail_peer(pid, DW_EEXITED, msg);

@@ -131,6 +131,10 @@ int loop_add_fwd(struct fwd *f);
 /* I/O thread: prints what is left of a worker's output, closes it and
  * frees f once the current batch of events is handled. */
 void loop_fwd_close(struct fwd *f);
+/* Runs fn(p) once the I/O thread has handled its current batch of
+ * events (at once when the loop is not running): for memory an event
+ * may still point at.  Any thread. */
+void loop_later(void (*fn)(void *), void *p);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
@@ -146,7 +150,9 @@ struct worker *cl_find(int id); /* lock held */
  * (a lost worker is freed at once otherwise); NULL when there is none. */
 struct worker *cl_pin(int id);
 void cl_unpin(struct worker *w);
-struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
+/* The link to pid, with a reference the caller drops (conn_unref) or
+ * hands on; NULL with *err set.  Takes rt.lock. */
+struct conn *cl_conn_of(int pid, int *err);
 /* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
  * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
  * or failed, -2 timeout; cl_connect a connected TCP_NODELAY socket or -1
