@@ -22,6 +22,7 @@
 #include <openssl/crypto.h>
 
 #include "runtime/handshake.h"
+#include "runtime/idmap.h"
 #include "runtime/rt.h"
 #include "runtime/tls.h"
 #include "runtime/rtrace.h"
@@ -37,68 +38,27 @@ struct dw_launch {
 	char why[512];
 };
 
-/* Workers by id (rt.lock): a chained hash that grows with the number of
- * workers, so that a lookup per frame costs the same for 4 or 4096. */
-static struct worker **wt_b;
-static size_t wt_nb, wt_n;
-
-static size_t
-cl_slot(int id, size_t nb)
-{
-	return ((uint32_t)id * 2654435761u) & (nb - 1);
-}
-
-static int
-cl_tab_grow(void)
-{
-	size_t nb = wt_nb ? wt_nb * 2 : 64;
-	struct worker **b = calloc(nb, sizeof *b);
-	if (!b)
-		return DW_ENOMEM;
-	for (size_t i = 0; i < wt_nb; i++)
-		for (struct worker *w = wt_b[i], *nx; w; w = nx) {
-			nx = w->hnext;
-			size_t k = cl_slot(w->id, nb);
-			w->hnext = b[k];
-			b[k] = w;
-		}
-	free(wt_b);
-	wt_b = b;
-	wt_nb = nb;
-	return DW_OK;
-}
+/* Workers by id, so that a lookup per frame costs the same for 4 or
+ * 4096.  Guarded by rt.lock. */
+static struct idmap wtab = IDMAP_INIT;
 
 static int
 cl_tab_add(struct worker *w)
 {
-	if (wt_n >= wt_nb && cl_tab_grow() != DW_OK)
-		return DW_ENOMEM;
-	size_t k = cl_slot(w->id, wt_nb);
-	w->hnext = wt_b[k];
-	wt_b[k] = w;
-	wt_n++;
-	return DW_OK;
+	return idmap_put(&wtab, (uint64_t)w->id, w) < 0 ? DW_ENOMEM : DW_OK;
 }
 
 static void
 cl_tab_del(struct worker *w)
 {
-	for (struct worker **pp = wt_nb ? &wt_b[cl_slot(w->id, wt_nb)] : NULL;
-	     pp && *pp; pp = &(*pp)->hnext)
-		if (*pp == w) {
-			*pp = w->hnext;
-			wt_n--;
-			return;
-		}
+	if (idmap_get(&wtab, (uint64_t)w->id) == w)
+		idmap_take(&wtab, (uint64_t)w->id);
 }
 
 struct worker *
 cl_find(int id)
 {
-	struct worker *w = wt_nb ? wt_b[cl_slot(id, wt_nb)] : NULL;
-	while (w && w->id != id)
-		w = w->hnext;
-	return w;
+	return idmap_get(&wtab, (uint64_t)id);
 }
 
 struct worker *
@@ -923,9 +883,7 @@ cl_shutdown(void)
 	pthread_mutex_lock(&rt.lock);
 	struct worker *w = rt.workers, *nx;
 	rt.workers = NULL;
-	free(wt_b);
-	wt_b = NULL;
-	wt_nb = wt_n = 0;
+	idmap_fini(&wtab);
 	pthread_mutex_unlock(&rt.lock);
 	for (; w; w = nx) {
 		nx = w->next;

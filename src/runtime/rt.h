@@ -45,14 +45,8 @@ struct worker {
 	int gather_fd;
 	int finalized; /* its manager released it (process reaped) */
 	struct worker *next, *prev; /* rt.workers, newest first */
-	struct worker *hnext;       /* in the table by id (cluster.c) */
 	int pins;     /* threads using it outside rt.lock (cl_pin) */
 	int unlinked; /* lost and out of the tables: freed at pins 0 */
-};
-
-struct futmap {
-	struct dw_future **b;
-	size_t nb, n;
 };
 
 /* A call received by a worker, waiting for an executor. */
@@ -78,12 +72,6 @@ struct kept {
 	void *ext; /* holders other than the caller, waiters (call.c) */
 };
 
-/* Results a worker keeps until fetched: call id -> kept (rt.lock). */
-struct keptmap {
-	struct kept **b;
-	size_t nb, n;
-};
-
 struct rt {
 	pthread_mutex_t lock;   /* everything below unless said otherwise */
 	pthread_cond_t cv;      /* workers leaving, I/O commands, exiting */
@@ -102,12 +90,10 @@ struct rt {
 	int epfd, evfd, tfd;
 	int stop; /* the I/O thread should end */
 	struct iocmd *cmds;
-	/* calls */
-	struct futmap pending;
+	/* calls (the pending table is future.c's, under this lock) */
 	uint64_t next_call;
 	/* worker side */
 	struct job *jobs, **jobs_tail;
-	struct keptmap kept;
 	pthread_t *execs;
 	int nexecs;
 	int exiting;
