@@ -143,6 +143,11 @@ int imp_fetch(dw_future *f, int timeout_ms);
 int imp_isready(dw_future *f);
 void imp_release(dw_future *f);
 
+/* Registration with the dispatcher (rt_attach). */
+void call_attach(void); /* RESULT, DONE, CALL */
+void kept_attach(void); /* FETCH, FREE */
+void exec_attach(void); /* INTERRUPT */
+
 /* ---- request.c ---- */
 void call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p);
 

@@ -160,3 +160,12 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	pthread_cond_signal(&rt.jobs_cv);
 	pthread_mutex_unlock(&rt.lock);
 }
+
+/* The frames of calls, at both ends. */
+void
+call_attach(void)
+{
+	disp_on_frame(WIRE_RESULT, call_complete);
+	disp_on_frame(WIRE_DONE, call_complete);
+	disp_on_frame(WIRE_CALL, call_enqueue);
+}

@@ -596,7 +596,7 @@ cl_worker_lost(struct worker *w, const char *why)
 	snprintf(msg, sizeof msg, "worker %d has exited%s (%s)", w->id, st,
 	         why);
 	call_fail_peer(w->id, DW_EEXITED, msg);
-	peer_gone(w->id); /* the workers, channels and references forget it */
+	disp_gone(w->id); /* the workers, channels and references forget it */
 	if (state == W_ACTIVE && w->mgr.kill)
 		w->mgr.kill(w->mgr.self, &w->wc);
 	if (w->mgr.manage)
@@ -896,4 +896,47 @@ cl_shutdown(void)
 		}
 		free(w);
 	}
+}
+
+/* ---- what the master's transport calls up to ---- */
+
+/* Every frame from a worker counts as hearing from it. */
+static void
+cl_seen(struct conn *c)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(c->peer);
+	if (w)
+		w->last_heard = rt_now_ms();
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* A worker's link ended: that worker is lost. */
+static void
+cl_conn_lost(struct conn *c, const char *why)
+{
+	struct worker *w = cl_pin(c->peer);
+	if (w) {
+		cl_worker_lost(w, why);
+		cl_unpin(w);
+	} else
+		loop_run((void (*)(void *))conn_close, c);
+}
+
+static void
+cl_on_wake(void)
+{
+	if (cl_sigint_pending) {
+		cl_sigint_pending = 0;
+		cl_interrupt_all();
+	}
+}
+
+void
+cl_attach(void)
+{
+	disp_on_seen(cl_seen);
+	disp_on_tick(cl_heartbeat);
+	disp_on_lost(cl_conn_lost);
+	disp_on_wake(cl_on_wake);
 }

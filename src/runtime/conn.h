@@ -29,7 +29,15 @@ struct frame {
 };
 
 /* What an epoll event's data.ptr points at starts with one of these. */
-enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_PEER_LISTEN };
+enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_SOURCE };
+
+/* Any other descriptor the loop watches (a listen socket): ready runs on
+ * the I/O thread when it is readable. */
+struct loop_src {
+	int io_kind; /* IO_SOURCE */
+	int fd;
+	void (*ready)(void);
+};
 
 struct conn {
 	int io_kind; /* IO_CONN */
@@ -95,6 +103,7 @@ int flow_acquire(struct conn *c, uint64_t bytes, const struct timespec *dl,
 /* The peer credited `bytes` back (a CREDIT frame), or a CALL counted
  * by flow_acquire was not sent after all. */
 void flow_credit(struct conn *c, uint64_t bytes);
+void flow_attach(void); /* CREDIT frames */
 /* This side ran (or dropped) a CALL of `bytes` received on c: credit it
  * back, at once when `now`, else once FLOW_CREDIT_STEP bytes are due.
  * flags as conn_send's. */

@@ -1,94 +1,128 @@
-/* The frame dispatcher: routes each frame a link delivers. */
-#include <stdarg.h>
-#include <stdio.h>
+/*
+ * What the transport calls up through, so that it knows no module by
+ * name: a table of frame handlers by frame type, the hooks the I/O
+ * thread's timer runs, the handler of a link that ended, and the
+ * observers told that a process has gone.  Modules register at start
+ * (rt_attach, init.c) before the I/O thread runs; the tables are only
+ * read afterwards, so reading them takes no lock.
+ */
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "runtime/call.h"
 #include "runtime/rt.h"
-#include "runtime/rtrace.h"
-#include "runtime/work.h"
+
+#define DISP_HOOKS 8
+
+static disp_frame_fn handlers[WIRE_TYPE_MAX + 1];
+static disp_seen_fn seen;
+static disp_tick_fn ticks[DISP_HOOKS];
+static int nticks;
+static disp_gone_fn gones[DISP_HOOKS];
+static int ngones;
+static disp_lost_fn lost;
+static disp_wake_fn wakes[DISP_HOOKS];
+static int nwakes;
 
 void
-call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-              unsigned char *p)
+disp_clear(void)
+{
+	for (size_t i = 0; i <= WIRE_TYPE_MAX; i++)
+		handlers[i] = NULL;
+	seen = NULL;
+	nticks = ngones = nwakes = 0;
+	lost = NULL;
+}
+
+void
+disp_on_frame(unsigned type, disp_frame_fn fn)
+{
+	if (type <= WIRE_TYPE_MAX)
+		handlers[type] = fn;
+}
+
+void
+disp_on_seen(disp_seen_fn fn)
+{
+	seen = fn;
+}
+
+/* Adds fn to a list once (a second registration changes nothing). */
+static void
+disp_add(void **list, int *n, void *fn)
+{
+	for (int i = 0; i < *n; i++)
+		if (list[i] == fn)
+			return;
+	if (*n < DISP_HOOKS)
+		list[(*n)++] = fn;
+}
+
+void
+disp_on_tick(disp_tick_fn fn)
+{
+	disp_add((void **)ticks, &nticks, (void *)fn);
+}
+
+void
+disp_on_gone(disp_gone_fn fn)
+{
+	disp_add((void **)gones, &ngones, (void *)fn);
+}
+
+void
+disp_on_wake(disp_wake_fn fn)
+{
+	disp_add((void **)wakes, &nwakes, (void *)fn);
+}
+
+void
+disp_wake(void)
+{
+	for (int i = 0; i < nwakes; i++)
+		wakes[i]();
+}
+
+void
+disp_on_lost(disp_lost_fn fn)
+{
+	lost = fn;
+}
+
+void
+disp_frame(void *arg, struct conn *c, const struct wire_hdr *h,
+           unsigned char *p)
 {
 	(void)arg;
-	if (rt.role == RT_MASTER) {
-		pthread_mutex_lock(&rt.lock);
-		struct worker *w = cl_find(c->peer);
-		if (w)
-			w->last_heard = rt_now_ms();
-		pthread_mutex_unlock(&rt.lock);
+	if (seen)
+		seen(c);
+	disp_frame_fn fn = h->type <= WIRE_TYPE_MAX ? handlers[h->type] : NULL;
+	if (fn) {
+		fn(c, h, p);
+		return;
 	}
-	switch (h->type) {
-	case WIRE_RESULT:
-	case WIRE_DONE:
-		call_complete(c, h, p);
-		return;
-	case WIRE_CALL:
-		call_enqueue(c, h, p);
-		return;
-	case WIRE_REQ:
-		req_on_frame(c, h->ref, p, h->payload);
-		return;
-	case WIRE_ANSWER:
-		call_answer(c, h, p);
-		return;
-	case WIRE_CANCEL:
-		req_on_cancel(c->peer, h->ref);
-		break;
-	case WIRE_FETCH:
-	case WIRE_FREE:
-		call_fetch_kept(c, h, h->type == WIRE_FREE);
-		break;
-	case WIRE_PING:
-		conn_send_msg(c, WIRE_PONG, h->ref, p, h->payload, NULL, 0);
-		break;
-	case WIRE_PONG:
-		break;
-	case WIRE_CREDIT:
-		flow_credit(c, h->ref);
-		break;
-	case WIRE_INTERRUPT:
-		if (rt.role == RT_WORKER && c == rt.master)
-			call_note_interrupt();
-		else
-			conn_fail(c,
-			          "INTERRUPT from process %d, not the master",
-			          c->peer);
-		break;
-	case WIRE_CLOCK_PING:
-		rtr_on_clock_ping(c, h->ref, p, h->payload);
-		break;
-	case WIRE_CLOCK_PONG:
-		if (rt.role == RT_MASTER)
-			rtr_on_pong(c, p, h->payload);
-		break;
-	case WIRE_SYNC:
-		if (rt.role == RT_WORKER && c == rt.master)
-			rtr_on_sync(p, h->payload);
-		break;
-	case WIRE_FILE:
-		if (rt.role == RT_MASTER)
-			rtr_on_file(c, h->ref, p, h->payload);
-		break;
-	case WIRE_EXIT:
-		if (rt.role != RT_WORKER || c != rt.master) {
-			conn_fail(c, "EXIT from process %d, not the master",
-			          c->peer);
-			break;
-		}
-		pthread_mutex_lock(&rt.lock);
-		rt.exiting = 1;
-		pthread_cond_broadcast(&rt.cv);
-		pthread_cond_broadcast(&rt.jobs_cv);
-		pthread_mutex_unlock(&rt.lock);
-		break;
-	default:
-		conn_fail(c, "unexpected frame type %d", h->type);
-	}
+	conn_fail(c, "unexpected frame type %d", h->type);
 	free(p);
+}
+
+void
+disp_tick(uint64_t n)
+{
+	for (int i = 0; i < nticks; i++)
+		ticks[i](n);
+}
+
+void
+disp_lost(struct conn *c, const char *why)
+{
+	if (lost)
+		lost(c, why);
+	else
+		loop_run((void (*)(void *))conn_close, c);
+}
+
+void
+disp_gone(int pid)
+{
+	for (int i = 0; i < ngones; i++)
+		gones[i](pid);
 }

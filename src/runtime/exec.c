@@ -376,3 +376,21 @@ call_stop_executors(void)
 	rt.exiting = 0;
 	pthread_mutex_unlock(&rt.lock);
 }
+
+static void
+exec_on_interrupt(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	(void)h;
+	if (rt.role == RT_WORKER && c == rt.master)
+		call_note_interrupt();
+	else
+		conn_fail(c, "INTERRUPT from process %d, not the master",
+		          c->peer);
+	free(p);
+}
+
+void
+exec_attach(void)
+{
+	disp_on_frame(WIRE_INTERRUPT, exec_on_interrupt);
+}

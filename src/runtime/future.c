@@ -168,7 +168,7 @@ call_read_turn(struct conn *c, int ms)
 		if (r > 0) {
 			rtr_push(DWT_STATE_SEND_RECEIVE);
 			conn_hold(c);
-			r = conn_parse_buffered(c, call_on_frame, NULL, why,
+			r = conn_parse_buffered(c, disp_frame, NULL, why,
 			                        sizeof why);
 			conn_release(c);
 			rtr_pop();

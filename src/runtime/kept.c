@@ -405,3 +405,17 @@ kept_finish(struct kept *k, dw_reply *r, int rc, int code)
 	kept_maybe_free(k); /* a failure, or a caller that died meanwhile */
 	pthread_mutex_unlock(&rt.lock);
 }
+
+static void
+kept_on_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	call_fetch_kept(c, h, h->type == WIRE_FREE);
+	free(p);
+}
+
+void
+kept_attach(void)
+{
+	disp_on_frame(WIRE_FETCH, kept_on_frame);
+	disp_on_frame(WIRE_FREE, kept_on_frame);
+}

@@ -17,7 +17,6 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
-#include "runtime/work.h"
 
 struct iocmd {
 	struct iocmd *next;
@@ -246,33 +245,12 @@ loop_fwd_close(struct fwd *f)
 	loop_later(free, f);
 }
 
-/* A connection ended (EOF, error, malformed frame): a worker's master
- * link ends the worker; a master's worker link loses that worker. */
+/* A connection ended (EOF, error, malformed frame): the role's lost
+ * handler decides what that means (cluster.c, worker.c). */
 void
 loop_conn_lost(struct conn *c, const char *why)
 {
-	if (rt.role == RT_WORKER && c != rt.master) {
-		peer_conn_lost(c, why); /* another worker (peer.c) */
-		return;
-	}
-	if (rt.role == RT_WORKER) {
-		pthread_mutex_lock(&rt.lock);
-		if (!rt.exiting)
-			rt_log("worker %d: link to the master lost (%s); "
-			       "exiting",
-			       rt.myid, why);
-		rt.exiting = 1;
-		pthread_cond_broadcast(&rt.cv);
-		pthread_cond_broadcast(&rt.jobs_cv);
-		pthread_mutex_unlock(&rt.lock);
-		return;
-	}
-	struct worker *w = cl_pin(c->peer);
-	if (w) {
-		cl_worker_lost(w, why);
-		cl_unpin(w);
-	} else
-		loop_run((void (*)(void *))conn_close, c);
+	disp_lost(c, why);
 }
 
 /* Reads what is there while holding the right to read; replies to a batch
@@ -282,7 +260,7 @@ int
 loop_read_conn(struct conn *c, char *why, size_t len)
 {
 	conn_hold(c);
-	int r = conn_read(c, call_on_frame, NULL, why, len);
+	int r = conn_read(c, disp_frame, NULL, why, len);
 	conn_release(c);
 	return r;
 }
@@ -306,12 +284,7 @@ loop_timer(void)
 	uint64_t n = 1;
 	if (read(rt.tfd, &n, sizeof n) != (ssize_t)sizeof n)
 		n = 1;
-	if (rt.role == RT_MASTER) {
-		cl_heartbeat(n);
-		rtr_sync_tick();
-	} else {
-		peer_tick();
-	}
+	disp_tick(n);
 }
 
 static void
@@ -322,16 +295,13 @@ loop_event(struct epoll_event *e)
 		uint64_t n;
 		ssize_t r = read(rt.evfd, &n, sizeof n);
 		(void)r;
-		if (cl_sigint_pending) {
-			cl_sigint_pending = 0;
-			cl_interrupt_all();
-		}
+		disp_wake();
 	} else if (kind == IO_TIMER) {
 		loop_timer();
 	} else if (kind == IO_PIPE) {
 		fwd_readable(e->data.ptr);
-	} else if (kind == IO_PEER_LISTEN) {
-		peer_accept();
+	} else if (kind == IO_SOURCE) {
+		((struct loop_src *)e->data.ptr)->ready();
 	} else {
 		loop_conn_event(e->data.ptr, e->events);
 	}
@@ -414,4 +384,20 @@ loop_stop(void)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+}
+
+/* The transport's own frames: heartbeats. */
+static void
+loop_on_ping(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	if (h->type == WIRE_PING)
+		conn_send_msg(c, WIRE_PONG, h->ref, p, h->payload, NULL, 0);
+	free(p);
+}
+
+void
+loop_attach(void)
+{
+	disp_on_frame(WIRE_PING, loop_on_ping);
+	disp_on_frame(WIRE_PONG, loop_on_ping);
 }

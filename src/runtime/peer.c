@@ -48,10 +48,7 @@ static struct peer *peers;
 static int n_strangers; /* handshakes running (pr_lock) */
 static int topology;    /* master */
 static int n_links;     /* links ever opened */
-static struct {
-	int io_kind;
-	int fd;
-} lst = {IO_PEER_LISTEN, -1};
+static struct loop_src lst = {IO_SOURCE, -1, peer_accept};
 
 /* pr_lock held */
 static struct peer *
@@ -579,15 +576,9 @@ peer_conn_lost(struct conn *c, const char *why)
 	int mine = p && p->c == c;
 	pthread_mutex_unlock(&pr_lock);
 	if (mine)
-		peer_gone(c->peer);
+		disp_gone(c->peer);
 	else
 		loop_run(peer_close_cb, c);
-}
-
-void
-peer_tick(void)
-{
-	peer_resume();
 }
 
 /* ---- a process has gone ---- */
@@ -604,8 +595,10 @@ peer_tell_gone(int pid)
 	pthread_mutex_unlock(&rt.lock);
 }
 
-void
-peer_gone(int pid)
+/* A process has gone (the first of the gone observers): the master
+ * tells the workers, a worker closes its link to it. */
+static void
+peer_on_gone(int pid)
 {
 	if (rt.role == RT_MASTER) {
 		peer_tell_gone(pid);
@@ -619,8 +612,8 @@ peer_gone(int pid)
 		struct conn *c = NULL;
 		if (p && p->state != P_GONE) {
 			c = p->c;
-			p->c =
-			    NULL; /* its struct goes with the last reference */
+			/* its struct goes with the last reference */
+			p->c = NULL;
 			p->state = P_GONE;
 			pthread_cond_broadcast(&pr_cv);
 		}
@@ -633,9 +626,6 @@ peer_gone(int pid)
 		snprintf(msg, sizeof msg, "worker %d has exited", pid);
 		call_fail_peer(pid, DW_EEXITED, msg);
 	}
-	chan_gone(pid);
-	call_refs_gone(pid);
-	pool_gone(pid);
 }
 
 void
@@ -651,5 +641,20 @@ peer_on_req(const struct req_src *s, int op, const unsigned char *b, size_t len)
 	if (op == REQ_DIAL)
 		peer_on_dial(b, len);
 	else if (op == REQ_GONE && len >= 4 && wire_get_u32(b) > 1)
-		peer_gone((int)wire_get_u32(b));
+		disp_gone((int)wire_get_u32(b));
+}
+
+static void
+peer_on_tick(uint64_t ticks)
+{
+	(void)ticks;
+	peer_resume(); /* listens again after a descriptor shortage */
+}
+
+void
+peer_attach(void)
+{
+	disp_on_gone(peer_on_gone);
+	if (rt.role == RT_WORKER)
+		disp_on_tick(peer_on_tick);
 }

@@ -560,3 +560,24 @@ call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	pthread_mutex_unlock(&rt.lock);
 	free(p);
 }
+
+static void
+req_on_req_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	req_on_frame(c, h->ref, p, h->payload);
+}
+
+static void
+req_on_cancel_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	req_on_cancel(c->peer, h->ref);
+	free(p);
+}
+
+void
+req_attach(void)
+{
+	disp_on_frame(WIRE_REQ, req_on_req_frame);
+	disp_on_frame(WIRE_ANSWER, call_answer);
+	disp_on_frame(WIRE_CANCEL, req_on_cancel_frame);
+}

@@ -130,6 +130,53 @@ void loop_wake(void);
  * otherwise (EMFILE only when no descriptor could be reserved: back off). */
 int loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl);
 
+/*
+ * dispatch.c: what the transport calls up through (docs/architecture.md,
+ * "Runtime").  Registration happens before the I/O thread starts
+ * (rt_attach); the tables are read without a lock afterwards.
+ *
+ * A frame handler gets each frame of its type from any link (the
+ * payload p is handed over: it frees it); handlers run on the I/O
+ * thread, or on a thread holding the link's read right, and never
+ * block.  A type nobody handles fails the link.  The seen hook is told
+ * of every frame first (the master's liveness).  Tick hooks run on the
+ * I/O thread at every timer expiry (ticks: expirations since the last
+ * run), in the order they were added; the lost handler is told of a
+ * link that ended (EOF, error, a malformed frame); gone observers, in
+ * the order they were added, are told that a process has gone (any
+ * thread but one holding rt.lock).
+ */
+typedef void (*disp_frame_fn)(struct conn *c, const struct wire_hdr *h,
+                              unsigned char *p);
+typedef void (*disp_seen_fn)(struct conn *c);
+typedef void (*disp_tick_fn)(uint64_t ticks);
+typedef void (*disp_lost_fn)(struct conn *c, const char *why);
+typedef void (*disp_gone_fn)(int pid);
+typedef void (*disp_wake_fn)(void);
+void disp_on_frame(unsigned type, disp_frame_fn fn);
+void disp_on_seen(disp_seen_fn fn);
+void disp_on_tick(disp_tick_fn fn);
+void disp_on_lost(disp_lost_fn fn);
+void disp_on_gone(disp_gone_fn fn);
+/* Wake hooks run on the I/O thread each time loop_wake woke it. */
+void disp_on_wake(disp_wake_fn fn);
+void disp_wake(void);
+void disp_clear(void); /* before a new registration (dw_init again) */
+/* The conn_frame_fn every link's frames go through. */
+void disp_frame(void *arg, struct conn *c, const struct wire_hdr *h,
+                unsigned char *p);
+void disp_tick(uint64_t ticks);
+void disp_lost(struct conn *c, const char *why);
+void disp_gone(int pid);
+
+/* init.c: registers every module's handlers, hooks and observers for
+ * this process's role (rt.role set), before the I/O thread starts.  Each
+ * module's xxx_attach registers its own. */
+void rt_attach(void);
+void loop_attach(void);   /* PING, PONG */
+void cl_attach(void);     /* master: seen, heartbeat tick, lost, Ctrl-C */
+void worker_attach(void); /* EXIT; worker: lost */
+
 /* cluster.c */
 struct worker *cl_find(int id); /* lock held */
 /* A worker that stays valid until cl_unpin even if it is lost meanwhile
@@ -167,8 +214,6 @@ void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
 
 /* call.c */
 void call_note_interrupt(void); /* dw_interrupt reached this worker */
-void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-                   unsigned char *payload);
 void call_fail_peer(int pid, int err, const char *msg);
 void call_fail_all(void);
 int call_start_executors(int n);

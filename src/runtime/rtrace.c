@@ -772,3 +772,37 @@ rtr_worker_exit(struct conn *master)
 	rtr_drain(master);
 	rmdir(tr_local);
 }
+
+/* ---- the frames and the tick of clock sync and gathering ---- */
+
+static void
+rtr_on_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	if (h->type == WIRE_CLOCK_PING)
+		rtr_on_clock_ping(c, h->ref, p, h->payload);
+	else if (h->type == WIRE_CLOCK_PONG && rt.role == RT_MASTER)
+		rtr_on_pong(c, p, h->payload);
+	else if (h->type == WIRE_SYNC && rt.role == RT_WORKER && c == rt.master)
+		rtr_on_sync(p, h->payload);
+	else if (h->type == WIRE_FILE && rt.role == RT_MASTER)
+		rtr_on_file(c, h->ref, p, h->payload);
+	free(p);
+}
+
+static void
+rtr_tick(uint64_t ticks)
+{
+	(void)ticks;
+	rtr_sync_tick();
+}
+
+void
+rtr_attach(void)
+{
+	static const unsigned types[] = {WIRE_CLOCK_PING, WIRE_CLOCK_PONG,
+	                                 WIRE_SYNC, WIRE_FILE};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+		disp_on_frame(types[i], rtr_on_frame);
+	if (rt.role == RT_MASTER)
+		disp_on_tick(rtr_tick);
+}

@@ -143,6 +143,9 @@ void rtr_sync_wait(struct worker *w, int ms);
 void rtr_on_pong(struct conn *c, const unsigned char *p, size_t len);
 /* Periodic rounds (I/O thread, heartbeat tick). */
 void rtr_sync_tick(void);
+/* Registers the clock-sync and gathering frames, and (master) the sync
+ * tick. */
+void rtr_attach(void);
 
 /* ---- worker side of the measurements ---- */
 void rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,

@@ -90,6 +90,7 @@ void req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len);
 void req_on_local(const struct req_src *s, unsigned char *p, size_t len);
 /* A CANCEL frame arrived, or a local request timed out. */
 void req_on_cancel(int pid, uint64_t id);
+void req_attach(void); /* REQ, ANSWER, CANCEL frames */
 
 /*
  * Sends request op (body: the op's fixed part, data: bytes after it) to
@@ -193,16 +194,14 @@ struct conn *peer_conn(int pid, int *err);
 /* I/O thread: a connection on the listen socket (a short-lived thread
  * runs its handshake). */
 void peer_accept(void);
-/* Worker timer tick: listens again after a descriptor shortage. */
-void peer_tick(void);
 /* A worker's link to a peer ended. */
 void peer_conn_lost(struct conn *c, const char *why);
 /* Requests about peers: WHERE (master), DIAL, GONE (workers). */
 void peer_on_req(const struct req_src *s, int op, const unsigned char *b,
                  size_t len);
-/* A process has gone: every part forgets it (and the master tells the
- * workers).  Any thread but a caller holding rt.lock. */
-void peer_gone(int pid);
+/* A process has gone: every part forgets it through the gone observers
+ * (disp_gone, rt.h; peer.c's is first: the master tells the workers). */
+void peer_attach(void); /* gone observer; worker: listen-again tick */
 int peer_topology(void);
 /* Worker: the number of links to other workers ever opened. */
 int peer_links(void);
