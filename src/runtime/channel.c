@@ -44,6 +44,10 @@ struct dw_channel {
 	uint64_t id;
 };
 
+/* ch_lock guards the table of channels this process owns and every
+ * channel in it (values, parked operations, holders).  Taken with no
+ * other runtime lock held; under it only leaf locks are taken (a link's
+ * wlock, lw_lock: answers are only queued). */
 static pthread_mutex_t ch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chan *ch_tab[CH_BUCKETS];
 static uint64_t ch_next;

@@ -45,6 +45,9 @@ struct conn {
 	int peer; /* process id of the other side */
 	int refs; /* conn_ref / conn_unref (atomic) */
 	int epfd; /* the loop's epoll, for EPOLLOUT */
+	/* wlock guards the fields marked (wlock) and every SSL call.  A
+	 * leaf: rt.lock, ch_lock or pr_lock may be held when it is taken,
+	 * no runtime lock is taken under it */
 	pthread_mutex_t wlock;
 	struct frame *wq, **wq_tail; /* queued frames (wlock) */
 	uint32_t armed; /* epoll events requested, one-shot (wlock) */

@@ -431,7 +431,8 @@ rt_attach(void)
 	kept_attach();
 	req_attach();
 	exec_attach();
-	rtr_attach();
+	rtr_sync_attach();
+	rtr_gather_attach();
 	worker_attach();
 	if (rt.role == RT_MASTER)
 		cl_attach();

@@ -95,6 +95,7 @@ loop_add_fwd(struct fwd *f)
 /* A descriptor kept in reserve: at EMFILE/ENFILE it is given up for a
  * moment to accept the waiting connection and close it, so a
  * level-triggered listener does not wake the loop forever. */
+/* spare_lock guards spare_fd and spare_logged; a leaf. */
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static int spare_fd = -1, spare_logged;
 

@@ -42,6 +42,9 @@ struct peer {
 	char why[240]; /* why the last attempt failed */
 };
 
+/* pr_lock guards the list of peers, each peer's state and link, and the
+ * counts below (pr_cv: a link came up or failed).  Taken with no other
+ * runtime lock held; nothing but leaf locks is taken under it. */
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pr_cv = PTHREAD_COND_INITIALIZER;
 static struct peer *peers;

@@ -29,6 +29,8 @@ struct fnent {
 };
 
 static struct fnent *fns;
+/* fns_lock serializes writers of fns (readers take no lock: entries are
+ * only prepended, published with a release store); a leaf. */
 static pthread_mutex_t fns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 DW_API int

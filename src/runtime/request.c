@@ -15,6 +15,8 @@
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
 
+/* lw_lock guards every local requester's struct lwait (done, status,
+ * data); a leaf, taken under rt.lock or ch_lock by answers. */
 static pthread_mutex_t lw_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void

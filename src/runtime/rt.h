@@ -61,7 +61,7 @@ struct job {
 };
 
 /* A kept result, keyed by (caller, call id): it exists from the call's
- * arrival, so that other holders may wait for it (call.c). */
+ * arrival, so that other holders may wait for it (kept.c). */
 struct kept {
 	struct kept *next;
 	uint64_t id;
@@ -69,11 +69,18 @@ struct kept {
 	size_t len;
 	int from;  /* the caller (whence) */
 	int state; /* KEPT_RUNNING, KEPT_DONE, KEPT_FAILED */
-	void *ext; /* holders other than the caller, waiters (call.c) */
+	void *ext; /* holders other than the caller, waiters (kept.c) */
 };
 
 struct rt {
-	pthread_mutex_t lock;   /* everything below unless said otherwise */
+	/* lock guards everything below unless said otherwise, and also:
+	 * every worker struct and the table by id (cluster.c), every
+	 * future's fields, the pending table and ready list (future.c),
+	 * the kept results (kept.c), the executors' counts (exec.c).  Lock
+	 * order: rt.lock, then a link's wlock or lw_lock; rt.lock is never
+	 * taken under ch_lock, pr_lock, a pool's lock, wlock, lw_lock or
+	 * later_lock (docs/architecture.md, "Locks"). */
+	pthread_mutex_t lock;
 	pthread_cond_t cv;      /* workers leaving, I/O commands, exiting */
 	pthread_cond_t jobs_cv; /* a job for the executors, or exiting */
 	int role;
@@ -212,7 +219,7 @@ int cl_launched(dw_launch *l, dw_worker_config *wc,
 void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* call.c */
+/* registry.c, future.c, exec.c: remote calls (call.h has the rest) */
 void call_note_interrupt(void); /* dw_interrupt reached this worker */
 void call_fail_peer(int pid, int err, const char *msg);
 void call_fail_all(void);

@@ -29,7 +29,7 @@ struct wire_hdr;
  * malloc'd, or NULL with the reason set. */
 void *work_carry(const char *fn, const void *arg, size_t len, size_t *out);
 
-/* ---- requests (request.c, and the requester's side in call.c) ---- */
+/* ---- requests (request.c: the requester's and the owner's side) ---- */
 
 enum req_op {
 	REQ_CH_NEW = 1, /* u64 capacity -> u64 channel id */
@@ -114,7 +114,7 @@ int req_post_conn(struct conn *c, int op, const void *body, size_t blen,
 /* Waits on a local request (lw_lock); 0 done, DW_ETIMEDOUT. */
 int lw_wait(struct lwait *lw, int timeout_ms);
 
-/* ---- call.c: running functions, futures as references ---- */
+/* ---- registry.c, send.c, future.c, exec.c, kept.c: calls ---- */
 
 /* Runs registered function name; *res (malloc'd) or the error in err. */
 int call_invoke(const char *name, size_t nlen, const void *arg, size_t len,
