@@ -431,11 +431,11 @@ rt_attach(void)
 	kept_attach();
 	req_attach();
 	exec_attach();
-	rtr_sync_attach();
-	rtr_gather_attach();
 	worker_attach();
 	if (rt.role == RT_MASTER)
-		cl_attach();
+		cl_attach(); /* its heartbeat tick runs before the sync tick */
+	rtr_sync_attach();
+	rtr_gather_attach();
 	/* the gone observers run in this order: peers (the master tells
 	 * the workers; a worker closes its link and fails its calls), then
 	 * channels, kept results, pools forget the process */

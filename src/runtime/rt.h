@@ -202,6 +202,19 @@ int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
+/* The ids of live workers (and 1 first, with_master) into ids[0..max);
+ * returns how many there are. */
+int cl_list(int *ids, int max, int with_master);
+/* join.c: the master's side of the handshake, then TLS when it was
+ * asked for and the worker's settings (CONFIG), on a deadline. */
+struct hs_result;
+struct ssl_st;
+int cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r,
+                 char *why, size_t len);
+int cl_secure(int fd, struct hs_result *ack, struct ssl_st **ssl,
+              uint64_t deadline, int id, char *why, size_t len);
+/* interrupt.c: the I/O thread was woken: a Ctrl-C to act on? */
+void cl_on_wake(void);
 /* One heartbeat round; ticks is the timer's count of expirations since
  * the last round (1 unless this process did not run). */
 void cl_heartbeat(uint64_t ticks);
