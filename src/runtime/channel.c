@@ -44,6 +44,10 @@ struct dw_channel {
 	uint64_t id;
 };
 
+/* ch_lock guards the table of channels this process owns and every
+ * channel in it (values, parked operations, holders).  Taken with no
+ * other runtime lock held; under it only leaf locks are taken (a link's
+ * wlock, lw_lock: answers are only queued). */
 static pthread_mutex_t ch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chan *ch_tab[CH_BUCKETS];
 static uint64_t ch_next;
@@ -55,6 +59,14 @@ ch_slot(uint64_t id)
 	while (*p && (*p)->id != id)
 		p = &(*p)->next;
 	return p;
+}
+
+/* A parked operation is done with. */
+static void
+cw_free(struct cwait *w)
+{
+	conn_unref(w->src.c);
+	free(w);
 }
 
 static void
@@ -121,7 +133,7 @@ ch_settle(struct chan *ch)
 			ch->puts = w->next;
 			ch_push(ch, w->it);
 			req_answer(&w->src, NULL, 0);
-			free(w);
+			cw_free(w);
 		}
 		if (!ch->gets || ch->n == 0)
 			return;
@@ -134,7 +146,7 @@ ch_settle(struct chan *ch)
 			           ch->head->len);
 		else
 			req_answer(&w->src, NULL, 0);
-		free(w);
+		cw_free(w);
 	}
 }
 
@@ -145,7 +157,7 @@ cw_fail_all(struct cwait **list, int err, const char *msg)
 		n = w->next;
 		req_answer_err(&w->src, err, "%s", msg);
 		item_free(w->it);
-		free(w);
+		cw_free(w);
 	}
 	*list = NULL;
 }
@@ -219,6 +231,7 @@ ch_op(struct chan *ch, const struct req_src *s, int op, unsigned char *p,
 		free(w);
 		return;
 	}
+	conn_ref(s->c); /* parked: the answer's way back (cw_free) */
 	cw_append(op == REQ_CH_PUT ? &ch->puts : &ch->gets, w);
 	ch_settle(ch);
 }
@@ -303,7 +316,7 @@ cw_cancel(struct cwait **list, int pid, uint64_t id)
 			*list = w->next;
 			req_answer_err(&w->src, DW_ETIMEDOUT, "timed out");
 			item_free(w->it);
-			free(w);
+			cw_free(w);
 			return 1;
 		}
 	}
@@ -334,7 +347,7 @@ cw_drop_pid(struct cwait **list, int pid)
 		}
 		*list = w->next;
 		item_free(w->it);
-		free(w);
+		cw_free(w);
 	}
 }
 

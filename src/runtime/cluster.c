@@ -23,6 +23,7 @@
 
 #include "runtime/handshake.h"
 #include "runtime/live.h"
+#include "runtime/idmap.h"
 #include "runtime/rt.h"
 #include "runtime/tls.h"
 #include "runtime/rtrace.h"
@@ -38,68 +39,27 @@ struct dw_launch {
 	char why[512];
 };
 
-/* Workers by id (rt.lock): a chained hash that grows with the number of
- * workers, so that a lookup per frame costs the same for 4 or 4096. */
-static struct worker **wt_b;
-static size_t wt_nb, wt_n;
-
-static size_t
-cl_slot(int id, size_t nb)
-{
-	return ((uint32_t)id * 2654435761u) & (nb - 1);
-}
-
-static int
-cl_tab_grow(void)
-{
-	size_t nb = wt_nb ? wt_nb * 2 : 64;
-	struct worker **b = calloc(nb, sizeof *b);
-	if (!b)
-		return DW_ENOMEM;
-	for (size_t i = 0; i < wt_nb; i++)
-		for (struct worker *w = wt_b[i], *nx; w; w = nx) {
-			nx = w->hnext;
-			size_t k = cl_slot(w->id, nb);
-			w->hnext = b[k];
-			b[k] = w;
-		}
-	free(wt_b);
-	wt_b = b;
-	wt_nb = nb;
-	return DW_OK;
-}
+/* Workers by id, so that a lookup per frame costs the same for 4 or
+ * 4096.  Guarded by rt.lock. */
+static struct idmap wtab = IDMAP_INIT;
 
 static int
 cl_tab_add(struct worker *w)
 {
-	if (wt_n >= wt_nb && cl_tab_grow() != DW_OK)
-		return DW_ENOMEM;
-	size_t k = cl_slot(w->id, wt_nb);
-	w->hnext = wt_b[k];
-	wt_b[k] = w;
-	wt_n++;
-	return DW_OK;
+	return idmap_put(&wtab, (uint64_t)w->id, w) < 0 ? DW_ENOMEM : DW_OK;
 }
 
 static void
 cl_tab_del(struct worker *w)
 {
-	for (struct worker **pp = wt_nb ? &wt_b[cl_slot(w->id, wt_nb)] : NULL;
-	     pp && *pp; pp = &(*pp)->hnext)
-		if (*pp == w) {
-			*pp = w->hnext;
-			wt_n--;
-			return;
-		}
+	if (idmap_get(&wtab, (uint64_t)w->id) == w)
+		idmap_take(&wtab, (uint64_t)w->id);
 }
 
 struct worker *
 cl_find(int id)
 {
-	struct worker *w = wt_nb ? wt_b[cl_slot(id, wt_nb)] : NULL;
-	while (w && w->id != id)
-		w = w->hnext;
-	return w;
+	return idmap_get(&wtab, (uint64_t)id);
 }
 
 struct worker *
@@ -113,23 +73,12 @@ cl_pin(int id)
 	return w;
 }
 
-/* Links of lost workers: futures may still name them, so the struct
- * stays (closed, its buffers freed) until the runtime stops. */
-static struct conn **dead_conns;
-static size_t ndead, maxdead;
-
-/* rt.lock held */
+/* rt.lock held.  The link goes with it: a future or job that still
+ * names it holds its own reference (conn_ref). */
 static void
 cl_free_worker(struct worker *w)
 {
-	if (ndead == maxdead) {
-		size_t m = maxdead ? maxdead * 2 : 64;
-		struct conn **b = realloc(dead_conns, m * sizeof *b);
-		if (b)
-			dead_conns = b, maxdead = m;
-	}
-	if (ndead < maxdead)
-		dead_conns[ndead++] = w->conn;
+	conn_unref(w->conn); /* closed when it was lost */
 	free(w);
 }
 
@@ -177,6 +126,8 @@ cl_conn_of(int pid, int *err)
 		c = rt.master;
 	else if (w && w->state == W_ACTIVE)
 		c = w->conn;
+	if (c)
+		conn_ref(c);
 	pthread_mutex_unlock(&rt.lock);
 	if (c)
 		return c;
@@ -192,7 +143,7 @@ cl_conn_of(int pid, int *err)
 
 /* ---- queries ---- */
 
-static int
+int
 cl_list(int *ids, int max, int with_master)
 {
 	pthread_mutex_lock(&rt.lock);
@@ -252,136 +203,6 @@ dw_workers(int *ids, int max)
 	if (ids && max > 0)
 		ids[0] = 1;
 	return 1;
-}
-
-/* ---- joining ---- */
-
-int
-cl_wait_fd(int fd, short ev, uint64_t deadline)
-{
-	for (;;) {
-		uint64_t now = rt_now_ms();
-		if (now >= deadline)
-			return -1;
-		struct pollfd p = {.fd = fd, .events = ev};
-		int r = poll(&p, 1, (int)(deadline - now));
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
-int
-cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
-{
-	size_t done = 0;
-	while (done < n) {
-		if (cl_wait_fd(fd, wr ? POLLOUT : POLLIN, deadline) < 0)
-			return -2;
-		ssize_t r =
-		    wr ? send(fd, (char *)buf + done, n - done, MSG_NOSIGNAL)
-		       : recv(fd, (char *)buf + done, n - done, 0);
-		if (r == 0)
-			return -1;
-		if (r < 0 && errno != EINTR && errno != EAGAIN)
-			return -1;
-		done += r > 0 ? (size_t)r : 0;
-	}
-	return 0;
-}
-
-int
-cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
-           size_t len)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	int e = getaddrinfo(host, port, &hints, &ai);
-	if (e) {
-		snprintf(why, len, "cannot resolve '%.200s': %s", host,
-		         gai_strerror(e));
-		return -1;
-	}
-	int fd = socket(ai->ai_family,
-	                SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	if (rc < 0 && fd >= 0 && errno == EINPROGRESS) {
-		e = ETIMEDOUT;
-		socklen_t sl = sizeof e;
-		if (cl_wait_fd(fd, POLLOUT, deadline) == 0)
-			getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl);
-		rc = e ? -1 : 0;
-		errno = e;
-	}
-	if (rc < 0) {
-		snprintf(why, len, "cannot connect to %.200s:%s: %s", host,
-		         port, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	return fd;
-}
-
-/* Under TLS (the handshake asked for it) the settings and everything
- * after travel inside it; the master is the TLS server. */
-static int
-cl_send_config(int fd, struct ssl_st *ssl, int id, uint64_t deadline, char *why,
-               size_t len)
-{
-	/* The worker's settings (tracing) come before anything else. */
-	unsigned char cfg[WIRE_HDR + RTR_CONFIG_MAX];
-	size_t cl = rtr_config_payload(cfg + WIRE_HDR, id);
-	/* the last fields: the link limit, the flow-control bounds */
-	wire_put_u32(cfg + WIRE_HDR + cl, conn_max_payload);
-	wire_put_u64(cfg + WIRE_HDR + cl + 4, conn_job_limit);
-	wire_put_u64(cfg + WIRE_HDR + cl + 12, conn_send_limit);
-	cl += 20;
-	wire_put_hdr(cfg, WIRE_CONFIG, 0, (uint32_t)cl);
-	int r = ssl ? tls_io_full(ssl, fd, cfg, WIRE_HDR + cl, 1, deadline)
-	            : cl_io_full(fd, cfg, WIRE_HDR + cl, 1, deadline);
-	if (r < 0) {
-		snprintf(why, len,
-		         "the worker closed the connection before "
-		         "its settings");
-		return DW_ECLOSED;
-	}
-	return DW_OK;
-}
-
-/* Master side of the handshake (the master proves first), on a blocking
- * deadline. */
-static int
-cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r, char *why,
-             size_t len)
-{
-	struct hs_side me = {.cookie = rt.cookie,
-	                     .role = AUTH_MASTER,
-	                     .id = 1,
-	                     .give_id = (uint32_t)id,
-	                     .flags = rt.opts.tls ? AUTH_FLAG_TLS : 0};
-	return hs_prove(fd, &me, deadline, r, why, len);
-}
-
-/* TLS when the handshake announced it, then the worker's settings. */
-static int
-cl_secure(int fd, struct hs_result *ack, struct ssl_st **ssl, uint64_t deadline,
-          int id, char *why, size_t len)
-{
-	*ssl = NULL;
-	if ((ack->flags & AUTH_FLAG_TLS) &&
-	    !(*ssl = tls_start(fd, 1, ack->key, deadline, why, len)))
-		return DW_EPROTO;
-	OPENSSL_cleanse(ack->key, sizeof ack->key);
-	int err = cl_send_config(fd, *ssl, id, deadline, why, len);
-	if (err) {
-		tls_free(*ssl);
-		*ssl = NULL;
-	}
-	return err;
 }
 
 static struct fwd *
@@ -646,7 +467,7 @@ cl_worker_lost(struct worker *w, const char *why)
 	         why);
 	live_worker_gone(w->id, msg);
 	call_fail_peer(w->id, DW_EEXITED, msg);
-	peer_gone(w->id); /* the workers, channels and references forget it */
+	disp_gone(w->id); /* the workers, channels and references forget it */
 	if (state == W_ACTIVE && w->mgr.kill)
 		w->mgr.kill(w->mgr.self, &w->wc);
 	if (w->mgr.manage)
@@ -851,70 +672,6 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 	return err;
 }
 
-DW_API int
-dw_interrupt(const int *ids, int n)
-{
-	int err = DW_OK;
-	for (int i = 0; i < n; i++) {
-		struct worker *w = cl_pin(ids[i]);
-		int ok = w && w->state == W_ACTIVE;
-		if (!ok) {
-			err = DW_ENOTFOUND;
-			continue;
-		}
-		/* over the link, whatever started the worker; the manager
-		 * hears of it too (a custom one may want to) */
-		struct conn *c = cl_conn_of(ids[i], &ok);
-		if (c)
-			conn_send_msg(c, WIRE_INTERRUPT, 0, NULL, 0, NULL, 0);
-		if (w->mgr.manage)
-			w->mgr.manage(w->mgr.self, &w->wc, DW_MANAGE_INTERRUPT);
-		if (w)
-			cl_unpin(w);
-	}
-	return err;
-}
-
-/* Ctrl-C on the master (loop.c, when the program left SIGINT alone):
- * the first interrupts every worker's calls in flight, the second ends
- * the program as SIGINT would have. */
-volatile sig_atomic_t cl_sigint_pending;
-
-static void
-cl_on_sigint(int sig)
-{
-	static volatile sig_atomic_t seen;
-	if (seen) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	seen = 1;
-	cl_sigint_pending = 1;
-	loop_wake();
-}
-
-void
-cl_catch_sigint(void)
-{
-	struct sigaction old;
-	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-	    !(old.sa_flags & SA_SIGINFO))
-		signal(SIGINT, cl_on_sigint);
-}
-
-/* I/O thread: a Ctrl-C came. */
-void
-cl_interrupt_all(void)
-{
-	int ids[4096];
-	int n = cl_list(ids, 4096, 0);
-	rt_log("interrupted (Ctrl-C): the calls in flight on %d worker(s) "
-	       "are interrupted; Ctrl-C again ends the program",
-	       n < 4096 ? n : 4096);
-	dw_interrupt(ids, n < 4096 ? n : 4096);
-}
-
 /* Removes every worker, stops the I/O thread, frees everything. */
 void
 cl_shutdown(void)
@@ -932,14 +689,7 @@ cl_shutdown(void)
 	pthread_mutex_lock(&rt.lock);
 	struct worker *w = rt.workers, *nx;
 	rt.workers = NULL;
-	free(wt_b);
-	wt_b = NULL;
-	wt_nb = wt_n = 0;
-	for (size_t i = 0; i < ndead; i++)
-		conn_free(dead_conns[i]);
-	free(dead_conns);
-	dead_conns = NULL;
-	ndead = maxdead = 0;
+	idmap_fini(&wtab);
 	pthread_mutex_unlock(&rt.lock);
 	for (; w; w = nx) {
 		nx = w->next;
@@ -952,4 +702,38 @@ cl_shutdown(void)
 		}
 		free(w);
 	}
+}
+
+/* ---- what the master's transport calls up to ---- */
+
+/* Every frame from a worker counts as hearing from it. */
+static void
+cl_seen(struct conn *c)
+{
+	pthread_mutex_lock(&rt.lock);
+	struct worker *w = cl_find(c->peer);
+	if (w)
+		w->last_heard = rt_now_ms();
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* A worker's link ended: that worker is lost. */
+static void
+cl_conn_lost(struct conn *c, const char *why)
+{
+	struct worker *w = cl_pin(c->peer);
+	if (w) {
+		cl_worker_lost(w, why);
+		cl_unpin(w);
+	} else
+		loop_run((void (*)(void *))conn_close, c);
+}
+
+void
+cl_attach(void)
+{
+	disp_on_seen(cl_seen);
+	disp_on_tick(cl_heartbeat);
+	disp_on_lost(cl_conn_lost);
+	disp_on_wake(cl_on_wake); /* interrupt.c */
 }

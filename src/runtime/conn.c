@@ -13,10 +13,11 @@
 #include <dwork/error.h>
 
 #include "runtime/conn.h"
-#include "runtime/live.h"
+#include "runtime/rt.h"
 #include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+void (*conn_bytes_hook)(int sent, size_t bytes);
 uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
 uint64_t conn_send_limit = FLOW_DEFAULT, conn_job_limit = FLOW_DEFAULT;
 
@@ -29,6 +30,7 @@ conn_new(int fd, int peer)
 	c->io_kind = IO_CONN;
 	c->fd = fd;
 	c->peer = peer;
+	c->refs = 1;
 	c->epfd = -1;
 	c->wq_tail = &c->wq;
 	c->max_payload = conn_max_payload;
@@ -107,11 +109,10 @@ conn_close(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
-void
-conn_free(struct conn *c)
+static void
+conn_destroy(void *p)
 {
-	if (!c)
-		return;
+	struct conn *c = p;
 	conn_close(c);
 	conn_free_rbufs(c);
 	if (c->ssl)
@@ -119,6 +120,29 @@ conn_free(struct conn *c)
 	pthread_mutex_destroy(&c->wlock);
 	pthread_cond_destroy(&c->fcv);
 	free(c);
+}
+
+void
+conn_ref(struct conn *c)
+{
+	if (c)
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+conn_unref(struct conn *c)
+{
+	if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		loop_later(conn_destroy, c);
+}
+
+void
+conn_free(struct conn *c)
+{
+	if (!c)
+		return;
+	conn_close(c);
+	conn_unref(c);
 }
 
 void
@@ -419,7 +443,8 @@ conn_send(struct conn *c, struct frame *f, int flags)
 	}
 	if (conn_frame_hook)
 		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
-	acct_frame(1, f->left - WIRE_HDR);
+	if (conn_bytes_hook)
+		conn_bytes_hook(1, f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);
 	int batch = c->hold || (flags & CONN_MORE);
 	if (c->closed) {
@@ -565,9 +590,9 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 		}
 		if (conn_frame_hook)
 			conn_frame_hook(0, h.type, h.payload);
-		acct_frame(0, h.payload);
-		if (!live_on_frame(c, &h, p))
-			fn(arg, c, &h, p);
+		if (conn_bytes_hook)
+			conn_bytes_hook(0, h.payload);
+		fn(arg, c, &h, p);
 		if (c->bad) {
 			snprintf(why, whylen, "%s", c->bad_why);
 			return -1;
@@ -602,9 +627,9 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	c->in_big = 0;
 	if (conn_frame_hook)
 		conn_frame_hook(0, c->h.type, c->h.payload);
-	acct_frame(0, c->h.payload);
-	if (!live_on_frame(c, &c->h, p))
-		fn(arg, c, &c->h, p);
+	if (conn_bytes_hook)
+		conn_bytes_hook(0, c->h.payload);
+	fn(arg, c, &c->h, p);
 	if (c->bad)
 		snprintf(why, whylen, "%s", c->bad_why);
 	return c->closed || c->bad ? -1 : 1;

@@ -29,13 +29,25 @@ struct frame {
 };
 
 /* What an epoll event's data.ptr points at starts with one of these. */
-enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_PEER_LISTEN };
+enum io_kind { IO_CONN = 1, IO_EVENT, IO_TIMER, IO_PIPE, IO_SOURCE };
+
+/* Any other descriptor the loop watches (a listen socket): ready runs on
+ * the I/O thread when it is readable. */
+struct loop_src {
+	int io_kind; /* IO_SOURCE */
+	int fd;
+	void (*ready)(void);
+};
 
 struct conn {
 	int io_kind; /* IO_CONN */
 	int fd;
 	int peer; /* process id of the other side */
+	int refs; /* conn_ref / conn_unref (atomic) */
 	int epfd; /* the loop's epoll, for EPOLLOUT */
+	/* wlock guards the fields marked (wlock) and every SSL call.  A
+	 * leaf: rt.lock, ch_lock or pr_lock may be held when it is taken,
+	 * no runtime lock is taken under it */
 	pthread_mutex_t wlock;
 	struct frame *wq, **wq_tail; /* queued frames (wlock) */
 	uint32_t armed; /* epoll events requested, one-shot (wlock) */
@@ -94,6 +106,7 @@ int flow_acquire(struct conn *c, uint64_t bytes, const struct timespec *dl,
 /* The peer credited `bytes` back (a CREDIT frame), or a CALL counted
  * by flow_acquire was not sent after all. */
 void flow_credit(struct conn *c, uint64_t bytes);
+void flow_attach(void); /* CREDIT frames */
 /* This side ran (or dropped) a CALL of `bytes` received on c: credit it
  * back, at once when `now`, else once FLOW_CREDIT_STEP bytes are due.
  * flags as conn_send's. */
@@ -109,9 +122,19 @@ struct conn *conn_new_tls(int fd, int peer, struct ssl_st *ssl);
 /* Closes the socket and frees queued frames, the read buffer and a
  * half-read frame (at once, or when the thread reading lets go); the
  * struct stays valid for senders racing with it (they get DW_ECLOSED)
- * until conn_free. */
+ * until its last reference goes. */
 void conn_close(struct conn *c);
+/* The owner's end: closes c and drops the reference conn_new gave. */
 void conn_free(struct conn *c);
+/* References.  Whoever keeps c beyond the call that handed it over (a
+ * future, a queued job, a parked request, a sender between looking the
+ * link up and sending) holds one, so the struct of a lost link is freed
+ * as soon as the last of them lets go, not at the end of the runtime.
+ * The last conn_unref hands the struct to loop_later (an event of the
+ * I/O thread's current batch may still point at it).  Any thread, any
+ * lock held. */
+void conn_ref(struct conn *c);
+void conn_unref(struct conn *c);
 
 /* Builds a frame: header, a copied prefix, and a body (borrowed unless
  * own is set, in which case body is freed with the frame). */
@@ -138,6 +161,8 @@ int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
 /* Tracing hook: told of every frame handed to the socket or received
  * (NULL when not tracing). */
 extern void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+/* The accounting of bytes sent and received (live.h), set by rt_attach. */
+extern void (*conn_bytes_hook)(int sent, size_t bytes);
 
 /* For a frame handler: the frame was malformed; reading stops and the
  * connection is dropped with this reason. */

@@ -20,6 +20,7 @@
 
 #include "runtime/handshake.h"
 #include "runtime/live.h"
+#include "runtime/call.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 #include "runtime/wire.h"
@@ -57,7 +58,7 @@ live_queue(void)
 	uint32_t n = 0;
 	pthread_mutex_lock(&rt.lock);
 	if (rt.role == RT_MASTER)
-		n = (uint32_t)rt.pending.n;
+		n = (uint32_t)pend_count();
 	else
 		for (struct job *j = rt.jobs; j; j = j->next)
 			n++;

@@ -9,6 +9,7 @@
  * larger than the bound goes alone, when nothing else is outstanding.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include <dwork/error.h>
 #include <dwork/trace.h>
@@ -76,4 +77,17 @@ flow_consumed(struct conn *c, uint64_t bytes, int now, int flags)
 	struct frame f;
 	frame_init(&f, WIRE_CREDIT, due, NULL, 0, NULL, 0, 0);
 	conn_send(c, &f, flags);
+}
+
+static void
+flow_on_credit(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	flow_credit(c, h->ref);
+	free(p);
+}
+
+void
+flow_attach(void)
+{
+	disp_on_frame(WIRE_CREDIT, flow_on_credit);
 }

@@ -13,6 +13,8 @@
 #include "runtime/live.h"
 #include "runtime/rt.h"
 #include "runtime/optsize.h"
+#include "runtime/call.h"
+#include "runtime/work.h"
 #include "runtime/rtrace.h"
 #include "runtime/tls.h"
 
@@ -403,6 +405,7 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	if (rtr_on)
 		dwt_set_thread_name("master");
 	RTR_WAITS(DWT_STATE_STARTUP_LATENCY); /* starting the runtime */
+	rt_attach();
 	if ((err = loop_start()) != DW_OK) {
 		rt.role = RT_NONE;
 		return err;
@@ -423,6 +426,33 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 		return r;
 	}
 	return DW_OK;
+}
+
+void
+rt_attach(void)
+{
+	disp_clear();
+	loop_attach();
+	flow_attach();
+	call_attach();
+	kept_attach();
+	req_attach();
+	exec_attach();
+	worker_attach();
+	/* dwork top's figures: STATS frames and the bytes of every link */
+	disp_on_peek(live_on_frame);
+	conn_bytes_hook = acct_frame;
+	if (rt.role == RT_MASTER)
+		cl_attach(); /* its heartbeat tick runs before the sync tick */
+	rtr_sync_attach();
+	rtr_gather_attach();
+	/* the gone observers run in this order: peers (the master tells
+	 * the workers; a worker closes its link and fails its calls), then
+	 * channels, kept results, pools forget the process */
+	peer_attach();
+	disp_on_gone(chan_gone);
+	disp_on_gone(call_refs_gone);
+	disp_on_gone(pool_gone);
 }
 
 DW_API int

@@ -19,6 +19,7 @@
 /* Paths loaded in this process; in the master also what joiners get. */
 static char *load_paths[LOAD_MAX];
 static int load_n;
+/* load_lock guards load_paths and load_n; a leaf. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int

@@ -17,7 +17,6 @@
 
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
-#include "runtime/work.h"
 
 struct iocmd {
 	struct iocmd *next;
@@ -96,6 +95,7 @@ loop_add_fwd(struct fwd *f)
 /* A descriptor kept in reserve: at EMFILE/ENFILE it is given up for a
  * moment to accept the waiting connection and close it, so a
  * level-triggered listener does not wake the loop forever. */
+/* spare_lock guards spare_fd and spare_logged; a leaf. */
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static int spare_fd = -1, spare_logged;
 
@@ -183,32 +183,51 @@ fwd_readable(struct fwd *f)
 	f->fd = -1;
 }
 
-/* Memory an event of the current epoll batch may still point at: freed
- * once the batch is handled (I/O thread only). */
-static void **later;
+/* Work put off until the current epoll batch is handled, because an
+ * event of the batch may still point at the memory it frees (later_lock;
+ * any thread may add, the I/O thread runs them). */
+struct later {
+	void (*fn)(void *);
+	void *p;
+};
+static pthread_mutex_t later_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct later *later;
 static size_t nlater, maxlater;
 
-static void
-loop_free_later(void *p)
+void
+loop_later(void (*fn)(void *), void *p)
 {
+	int io = rt.io_running && pthread_equal(pthread_self(), rt.io);
+	if (!rt.io_running) {
+		fn(p);
+		return;
+	}
+	pthread_mutex_lock(&later_lock);
 	if (nlater == maxlater) {
 		size_t m = maxlater ? maxlater * 2 : 16;
-		void **b = realloc(later, m * sizeof *b);
-		if (!b) {
-			free(p); /* leaked rather than risked: cannot happen */
-			return;
-		}
-		later = b, maxlater = m;
+		struct later *b = realloc(later, m * sizeof *b);
+		if (b)
+			later = b, maxlater = m;
 	}
-	later[nlater++] = p;
+	if (nlater < maxlater) /* else kept rather than risked */
+		later[nlater++] = (struct later){fn, p};
+	pthread_mutex_unlock(&later_lock);
+	if (!io)
+		loop_wake(); /* freed at the end of the loop's next batch */
 }
 
 static void
 loop_free_batch(void)
 {
-	for (size_t i = 0; i < nlater; i++)
-		free(later[i]);
-	nlater = 0;
+	pthread_mutex_lock(&later_lock);
+	struct later *b = later;
+	size_t n = nlater;
+	later = NULL;
+	nlater = maxlater = 0;
+	pthread_mutex_unlock(&later_lock);
+	for (size_t i = 0; i < n; i++)
+		b[i].fn(b[i].p);
+	free(b);
 }
 
 void
@@ -224,36 +243,15 @@ loop_fwd_close(struct fwd *f)
 		epoll_ctl(rt.epfd, EPOLL_CTL_DEL, f->fd, NULL);
 		close(f->fd);
 	}
-	loop_free_later(f);
+	loop_later(free, f);
 }
 
-/* A connection ended (EOF, error, malformed frame): a worker's master
- * link ends the worker; a master's worker link loses that worker. */
+/* A connection ended (EOF, error, malformed frame): the role's lost
+ * handler decides what that means (cluster.c, worker.c). */
 void
 loop_conn_lost(struct conn *c, const char *why)
 {
-	if (rt.role == RT_WORKER && c != rt.master) {
-		peer_conn_lost(c, why); /* another worker (peer.c) */
-		return;
-	}
-	if (rt.role == RT_WORKER) {
-		pthread_mutex_lock(&rt.lock);
-		if (!rt.exiting)
-			rt_log("worker %d: link to the master lost (%s); "
-			       "exiting",
-			       rt.myid, why);
-		rt.exiting = 1;
-		pthread_cond_broadcast(&rt.cv);
-		pthread_cond_broadcast(&rt.jobs_cv);
-		pthread_mutex_unlock(&rt.lock);
-		return;
-	}
-	struct worker *w = cl_pin(c->peer);
-	if (w) {
-		cl_worker_lost(w, why);
-		cl_unpin(w);
-	} else
-		loop_run((void (*)(void *))conn_close, c);
+	disp_lost(c, why);
 }
 
 /* Reads what is there while holding the right to read; replies to a batch
@@ -263,7 +261,7 @@ int
 loop_read_conn(struct conn *c, char *why, size_t len)
 {
 	conn_hold(c);
-	int r = conn_read(c, call_on_frame, NULL, why, len);
+	int r = conn_read(c, disp_frame, NULL, why, len);
 	conn_release(c);
 	return r;
 }
@@ -287,12 +285,7 @@ loop_timer(void)
 	uint64_t n = 1;
 	if (read(rt.tfd, &n, sizeof n) != (ssize_t)sizeof n)
 		n = 1;
-	if (rt.role == RT_MASTER) {
-		cl_heartbeat(n);
-		rtr_sync_tick();
-	} else {
-		peer_tick();
-	}
+	disp_tick(n);
 }
 
 static void
@@ -303,16 +296,13 @@ loop_event(struct epoll_event *e)
 		uint64_t n;
 		ssize_t r = read(rt.evfd, &n, sizeof n);
 		(void)r;
-		if (cl_sigint_pending) {
-			cl_sigint_pending = 0;
-			cl_interrupt_all();
-		}
+		disp_wake();
 	} else if (kind == IO_TIMER) {
 		loop_timer();
 	} else if (kind == IO_PIPE) {
 		fwd_readable(e->data.ptr);
-	} else if (kind == IO_PEER_LISTEN) {
-		peer_accept();
+	} else if (kind == IO_SOURCE) {
+		((struct loop_src *)e->data.ptr)->ready();
 	} else {
 		loop_conn_event(e->data.ptr, e->events);
 	}
@@ -389,13 +379,26 @@ loop_stop(void)
 		rt.io_running = 0;
 	}
 	loop_free_batch();
-	free(later);
-	later = NULL;
-	maxlater = 0;
 	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
 	for (int i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+}
+
+/* The transport's own frames: heartbeats. */
+static void
+loop_on_ping(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	if (h->type == WIRE_PING)
+		conn_send_msg(c, WIRE_PONG, h->ref, p, h->payload, NULL, 0);
+	free(p);
+}
+
+void
+loop_attach(void)
+{
+	disp_on_frame(WIRE_PING, loop_on_ping);
+	disp_on_frame(WIRE_PONG, loop_on_ping);
 }

@@ -42,16 +42,16 @@ struct peer {
 	char why[240]; /* why the last attempt failed */
 };
 
+/* pr_lock guards the list of peers, each peer's state and link, and the
+ * counts below (pr_cv: a link came up or failed).  Taken with no other
+ * runtime lock held; nothing but leaf locks is taken under it. */
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pr_cv = PTHREAD_COND_INITIALIZER;
 static struct peer *peers;
 static int n_strangers; /* handshakes running (pr_lock) */
 static int topology;    /* master */
 static int n_links;     /* links ever opened */
-static struct {
-	int io_kind;
-	int fd;
-} lst = {IO_PEER_LISTEN, -1};
+static struct loop_src lst = {IO_SOURCE, -1, peer_accept};
 
 /* pr_lock held */
 static struct peer *
@@ -395,6 +395,8 @@ peer_conn(int pid, int *err)
 			}
 		}
 	}
+	if (c)
+		conn_ref(c); /* the caller's, dropped with conn_unref */
 	pthread_mutex_unlock(&pr_lock);
 	exec_block_end();
 	return c;
@@ -577,15 +579,9 @@ peer_conn_lost(struct conn *c, const char *why)
 	int mine = p && p->c == c;
 	pthread_mutex_unlock(&pr_lock);
 	if (mine)
-		peer_gone(c->peer);
+		disp_gone(c->peer);
 	else
 		loop_run(peer_close_cb, c);
-}
-
-void
-peer_tick(void)
-{
-	peer_resume();
 }
 
 /* ---- a process has gone ---- */
@@ -602,8 +598,10 @@ peer_tell_gone(int pid)
 	pthread_mutex_unlock(&rt.lock);
 }
 
-void
-peer_gone(int pid)
+/* A process has gone (the first of the gone observers): the master
+ * tells the workers, a worker closes its link to it. */
+static void
+peer_on_gone(int pid)
 {
 	if (rt.role == RT_MASTER) {
 		peer_tell_gone(pid);
@@ -617,19 +615,20 @@ peer_gone(int pid)
 		struct conn *c = NULL;
 		if (p && p->state != P_GONE) {
 			c = p->c;
+			/* its struct goes with the last reference */
+			p->c = NULL;
 			p->state = P_GONE;
 			pthread_cond_broadcast(&pr_cv);
 		}
 		pthread_mutex_unlock(&pr_lock);
-		if (c)
+		if (c) {
 			loop_run(peer_close_cb, c);
+			conn_unref(c);
+		}
 		char msg[120];
 		snprintf(msg, sizeof msg, "worker %d has exited", pid);
 		call_fail_peer(pid, DW_EEXITED, msg);
 	}
-	chan_gone(pid);
-	call_refs_gone(pid);
-	pool_gone(pid);
 }
 
 void
@@ -645,5 +644,20 @@ peer_on_req(const struct req_src *s, int op, const unsigned char *b, size_t len)
 	if (op == REQ_DIAL)
 		peer_on_dial(b, len);
 	else if (op == REQ_GONE && len >= 4 && wire_get_u32(b) > 1)
-		peer_gone((int)wire_get_u32(b));
+		disp_gone((int)wire_get_u32(b));
+}
+
+static void
+peer_on_tick(uint64_t ticks)
+{
+	(void)ticks;
+	peer_resume(); /* listens again after a descriptor shortage */
+}
+
+void
+peer_attach(void)
+{
+	disp_on_gone(peer_on_gone);
+	if (rt.role == RT_WORKER)
+		disp_on_tick(peer_on_tick);
 }

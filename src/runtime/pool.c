@@ -378,6 +378,7 @@ struct centry {
 	size_t len;
 };
 
+/* cache_lock guards the cache of pool arguments kept here; a leaf. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct centry *cache;
 

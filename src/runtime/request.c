@@ -10,11 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/call.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 #include "runtime/wire_err.h"
 #include "runtime/work.h"
 
+/* lw_lock guards every local requester's struct lwait (done, status,
+ * data); a leaf, taken under rt.lock or ch_lock by answers. */
 static pthread_mutex_t lw_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
@@ -317,4 +320,266 @@ work_shutdown(void)
 {
 	chan_shutdown();
 	call_stop_executors();
+}
+/* ---- requests: the requester's side ---- */
+
+/* Registers f as pending and sends a REQ frame. */
+static int
+req_send(struct dw_future *f, int op, const void *body, size_t blen,
+         const void *data, size_t dlen)
+{
+	int err;
+	unsigned char pre[REQ_PREFIX + 64];
+	if (blen > 64)
+		return DW_EINVAL;
+	struct conn *c = cl_conn_of(f->pid, &err);
+	if (!c)
+		return err;
+	pre[0] = (unsigned char)op;
+	pre[1] = 0;
+	wire_put_u16(pre + 2, 0);
+	if (blen)
+		memcpy(pre + REQ_PREFIX, body, blen);
+	conn_unref(f->conn);
+	f->conn = c; /* the future holds the reference now */
+	f->reading = conn_take_reader(c);
+	pthread_mutex_lock(&rt.lock);
+	f->id = ++rt.next_call;
+	f->op = OP_CALL;
+	if (pend_put(f) < 0) {
+		f->op = OP_NONE;
+		pthread_mutex_unlock(&rt.lock);
+		if (f->reading)
+			conn_drop_reader(c);
+		f->reading = 0;
+		return DW_ENOMEM;
+	}
+	pthread_mutex_unlock(&rt.lock);
+	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id,
+	         RTR_TAG_REQUEST, REQ_PREFIX + blen + dlen);
+	err = conn_send_msg(c, WIRE_REQ, f->id, pre, REQ_PREFIX + blen, data,
+	                    dlen);
+	return err == DW_OK ? DW_OK : call_unsend(f, c);
+}
+
+static int
+req_call_local(int op, const void *body, size_t blen, const void *data,
+               size_t dlen, int timeout_ms, void **res, size_t *reslen)
+{
+	size_t n = REQ_PREFIX + blen + dlen;
+	unsigned char *p = malloc(n);
+	if (!p)
+		return DW_ENOMEM;
+	p[0] = (unsigned char)op;
+	p[1] = p[2] = p[3] = 0;
+	if (blen)
+		memcpy(p + REQ_PREFIX, body, blen);
+	if (dlen)
+		memcpy(p + REQ_PREFIX + blen, data, dlen);
+	struct lwait lw = {.done = 0};
+	pthread_cond_init(&lw.cv, NULL);
+	struct req_src s = {.lw = &lw, .pid = rt.myid};
+	pthread_mutex_lock(&rt.lock);
+	s.id = ++rt.next_call;
+	pthread_mutex_unlock(&rt.lock);
+	req_on_local(&s, p, n);
+	exec_block_begin();
+	int err = lw_wait(&lw, timeout_ms);
+	if (err == DW_ETIMEDOUT) { /* withdraw it, unless it was answered */
+		req_on_cancel(rt.myid, s.id);
+		lw_wait(&lw, -1);
+	}
+	exec_block_end();
+	pthread_cond_destroy(&lw.cv);
+	if (lw.status != DW_OK) {
+		rt_set_err(rt.myid, "%.*s", (int)lw.len, (char *)lw.data);
+		free(lw.data);
+		return lw.status;
+	}
+	if (res)
+		*res = lw.data;
+	else
+		free(lw.data);
+	if (reslen)
+		*reslen = lw.len;
+	return DW_OK;
+}
+
+int
+req_call(int pid, int op, const void *body, size_t blen, const void *data,
+         size_t dlen, int timeout_ms, void **res, size_t *reslen)
+{
+	if (res)
+		*res = NULL;
+	if (reslen)
+		*reslen = 0;
+	if (rt.role == RT_NONE)
+		return rt_set_err(0, "dw_init has not been called"), DW_ESTATE;
+	/* checked for local owners too: a value any link could not carry
+	 * would be stuck in a channel that others take from */
+	if (dlen > conn_max_payload - REQ_PREFIX - 64) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "a value", dlen,
+		             conn_max_payload - REQ_PREFIX - 64);
+		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
+	}
+	if (pid == rt.myid)
+		return req_call_local(op, body, blen, data, dlen, timeout_ms,
+		                      res, reslen);
+	struct dw_future *f = fut_new(pid, MODE_REQ);
+	if (!f)
+		return DW_ENOMEM;
+	int err = req_send(f, op, body, blen, data, dlen);
+	pthread_mutex_lock(&rt.lock);
+	if (err != DW_OK)
+		goto out;
+	err = fut_wait_locked(f, timeout_ms);
+	if (f->reading) {
+		conn_drop_reader(f->conn);
+		f->reading = 0;
+	}
+	if (err == DW_ETIMEDOUT) { /* withdraw it, unless it was answered */
+		pthread_mutex_unlock(&rt.lock);
+		conn_send_msg(f->conn, WIRE_CANCEL, f->id, NULL, 0, NULL, 0);
+		pthread_mutex_lock(&rt.lock);
+		err = fut_wait_locked(f, 30000);
+		if (err == DW_ETIMEDOUT) {
+			if (pend_take(f->id))
+				f->refs--;
+			f->op = OP_NONE;
+		}
+		if (err == DW_ETIMEDOUT ||
+		    (f->state == F_FAILED && f->err == DW_ETIMEDOUT)) {
+			rt_set_err(pid,
+			           "no answer from process %d within %d "
+			           "ms",
+			           pid, timeout_ms);
+			err = DW_ETIMEDOUT;
+			goto out;
+		}
+	}
+	if (err == DW_OK)
+		err = fut_result_err(f);
+	if (err == DW_OK) {
+		if (reslen)
+			*reslen = f->len;
+		if (res) {
+			memmove(f->buf, f->buf + f->off, f->len);
+			*res = f->buf;
+			f->buf = NULL;
+		}
+	}
+out:
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	return err;
+}
+
+int
+req_post_conn(struct conn *c, int op, const void *body, size_t blen,
+              const void *data, size_t dlen)
+{
+	unsigned char pre[REQ_PREFIX + 64];
+	if (blen > 64)
+		return DW_EINVAL;
+	pre[0] = (unsigned char)op;
+	pre[1] = 0;
+	wire_put_u16(pre + 2, 0);
+	if (blen)
+		memcpy(pre + REQ_PREFIX, body, blen);
+	return conn_send_msg(c, WIRE_REQ, 0, pre, REQ_PREFIX + blen, data,
+	                     dlen);
+}
+
+int
+req_post(int pid, int op, const void *body, size_t blen, const void *data,
+         size_t dlen)
+{
+	if (rt.role == RT_NONE)
+		return DW_ESTATE;
+	if (pid == rt.myid) {
+		size_t n = REQ_PREFIX + blen + dlen;
+		unsigned char *p = malloc(n);
+		if (!p)
+			return DW_ENOMEM;
+		p[0] = (unsigned char)op;
+		p[1] = p[2] = p[3] = 0;
+		if (blen)
+			memcpy(p + REQ_PREFIX, body, blen);
+		if (dlen)
+			memcpy(p + REQ_PREFIX + blen, data, dlen);
+		struct req_src s = {.pid = rt.myid};
+		req_on_local(&s, p, n);
+		return DW_OK;
+	}
+	int err;
+	struct conn *c = cl_conn_of(pid, &err);
+	if (!c)
+		return err;
+	err = req_post_conn(c, op, body, blen, data, dlen);
+	conn_unref(c);
+	return err;
+}
+
+/* ---- frames arriving at a requester: ANSWER ---- */
+
+void
+call_answer(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	if (h->payload < 4) {
+		conn_fail(c, "answer of %u bytes is too short", h->payload);
+		free(p);
+		return;
+	}
+	int st = wire_err_get(wire_get_u32(p), DW_EPROTO);
+	pthread_mutex_lock(&rt.lock);
+	struct dw_future *f = pend_take(h->ref);
+	if (!f) {
+		pthread_mutex_unlock(&rt.lock);
+		free(p);
+		return;
+	}
+	rtr_comm(DWT_RECV | DWT_PHYSICAL | DWT_LOGICAL, c->peer, h->ref,
+	         RTR_TAG_ANSWER, h->payload);
+	if (st != DW_OK) {
+		char msg[600];
+		int n = h->payload - 4 > 500 ? 500 : (int)(h->payload - 4);
+		snprintf(msg, sizeof msg, "%.*s", n, (const char *)p + 4);
+		fut_fail(f, st, c->peer, msg);
+	} else {
+		free(f->buf);
+		f->buf = p;
+		f->off = 4;
+		f->len = h->payload - 4;
+		f->have = 1;
+		f->state = F_READY;
+		p = NULL;
+	}
+	f->op = OP_NONE;
+	pthread_cond_broadcast(&f->cv);
+	fut_notify(f);
+	fut_unref(f);
+	pthread_mutex_unlock(&rt.lock);
+	free(p);
+}
+
+static void
+req_on_req_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	req_on_frame(c, h->ref, p, h->payload);
+}
+
+static void
+req_on_cancel_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	req_on_cancel(c->peer, h->ref);
+	free(p);
+}
+
+void
+req_attach(void)
+{
+	disp_on_frame(WIRE_REQ, req_on_req_frame);
+	disp_on_frame(WIRE_ANSWER, call_answer);
+	disp_on_frame(WIRE_CANCEL, req_on_cancel_frame);
 }

@@ -45,14 +45,8 @@ struct worker {
 	int gather_fd;
 	int finalized; /* its manager released it (process reaped) */
 	struct worker *next, *prev; /* rt.workers, newest first */
-	struct worker *hnext;       /* in the table by id (cluster.c) */
 	int pins;     /* threads using it outside rt.lock (cl_pin) */
 	int unlinked; /* lost and out of the tables: freed at pins 0 */
-};
-
-struct futmap {
-	struct dw_future **b;
-	size_t nb, n;
 };
 
 /* A call received by a worker, waiting for an executor. */
@@ -67,7 +61,7 @@ struct job {
 };
 
 /* A kept result, keyed by (caller, call id): it exists from the call's
- * arrival, so that other holders may wait for it (call.c). */
+ * arrival, so that other holders may wait for it (kept.c). */
 struct kept {
 	struct kept *next;
 	uint64_t id;
@@ -75,17 +69,18 @@ struct kept {
 	size_t len;
 	int from;  /* the caller (whence) */
 	int state; /* KEPT_RUNNING, KEPT_DONE, KEPT_FAILED */
-	void *ext; /* holders other than the caller, waiters (call.c) */
-};
-
-/* Results a worker keeps until fetched: call id -> kept (rt.lock). */
-struct keptmap {
-	struct kept **b;
-	size_t nb, n;
+	void *ext; /* holders other than the caller, waiters (kept.c) */
 };
 
 struct rt {
-	pthread_mutex_t lock;   /* everything below unless said otherwise */
+	/* lock guards everything below unless said otherwise, and also:
+	 * every worker struct and the table by id (cluster.c), every
+	 * future's fields, the pending table and ready list (future.c),
+	 * the kept results (kept.c), the executors' counts (exec.c).  Lock
+	 * order: rt.lock, then a link's wlock or lw_lock; rt.lock is never
+	 * taken under ch_lock, pr_lock, a pool's lock, wlock, lw_lock or
+	 * later_lock (docs/architecture.md, "Locks"). */
+	pthread_mutex_t lock;
 	pthread_cond_t cv;      /* workers leaving, I/O commands, exiting */
 	pthread_cond_t jobs_cv; /* a job for the executors, or exiting */
 	int role;
@@ -102,12 +97,10 @@ struct rt {
 	int epfd, evfd, tfd;
 	int stop; /* the I/O thread should end */
 	struct iocmd *cmds;
-	/* calls */
-	struct futmap pending;
+	/* calls (the pending table is future.c's, under this lock) */
 	uint64_t next_call;
 	/* worker side */
 	struct job *jobs, **jobs_tail;
-	struct keptmap kept;
 	pthread_t *execs;
 	int nexecs;
 	int exiting;
@@ -131,6 +124,10 @@ int loop_add_fwd(struct fwd *f);
 /* I/O thread: prints what is left of a worker's output, closes it and
  * frees f once the current batch of events is handled. */
 void loop_fwd_close(struct fwd *f);
+/* Runs fn(p) once the I/O thread has handled its current batch of
+ * events (at once when the loop is not running): for memory an event
+ * may still point at.  Any thread. */
+void loop_later(void (*fn)(void *), void *p);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
@@ -140,13 +137,67 @@ void loop_wake(void);
  * otherwise (EMFILE only when no descriptor could be reserved: back off). */
 int loop_accept(int lfd, struct sockaddr *sa, socklen_t *sl);
 
+/*
+ * dispatch.c: what the transport calls up through (docs/architecture.md,
+ * "Runtime").  Registration happens before the I/O thread starts
+ * (rt_attach); the tables are read without a lock afterwards.
+ *
+ * A frame handler gets each frame of its type from any link (the
+ * payload p is handed over: it frees it); handlers run on the I/O
+ * thread, or on a thread holding the link's read right, and never
+ * block.  A type nobody handles fails the link.  The seen hook is told
+ * of every frame first (the master's liveness).  Tick hooks run on the
+ * I/O thread at every timer expiry (ticks: expirations since the last
+ * run), in the order they were added; the lost handler is told of a
+ * link that ended (EOF, error, a malformed frame); gone observers, in
+ * the order they were added, are told that a process has gone (any
+ * thread but one holding rt.lock).
+ */
+typedef void (*disp_frame_fn)(struct conn *c, const struct wire_hdr *h,
+                              unsigned char *p);
+typedef void (*disp_seen_fn)(struct conn *c);
+typedef void (*disp_tick_fn)(uint64_t ticks);
+typedef void (*disp_lost_fn)(struct conn *c, const char *why);
+typedef void (*disp_gone_fn)(int pid);
+typedef void (*disp_wake_fn)(void);
+/* A peek hook sees every frame after the seen hook and before its
+ * handler; returning 1 it has taken the frame (and freed p). */
+typedef int (*disp_peek_fn)(struct conn *c, const struct wire_hdr *h,
+                            unsigned char *p);
+void disp_on_frame(unsigned type, disp_frame_fn fn);
+void disp_on_peek(disp_peek_fn fn);
+void disp_on_seen(disp_seen_fn fn);
+void disp_on_tick(disp_tick_fn fn);
+void disp_on_lost(disp_lost_fn fn);
+void disp_on_gone(disp_gone_fn fn);
+/* Wake hooks run on the I/O thread each time loop_wake woke it. */
+void disp_on_wake(disp_wake_fn fn);
+void disp_wake(void);
+void disp_clear(void); /* before a new registration (dw_init again) */
+/* The conn_frame_fn every link's frames go through. */
+void disp_frame(void *arg, struct conn *c, const struct wire_hdr *h,
+                unsigned char *p);
+void disp_tick(uint64_t ticks);
+void disp_lost(struct conn *c, const char *why);
+void disp_gone(int pid);
+
+/* init.c: registers every module's handlers, hooks and observers for
+ * this process's role (rt.role set), before the I/O thread starts.  Each
+ * module's xxx_attach registers its own. */
+void rt_attach(void);
+void loop_attach(void);   /* PING, PONG */
+void cl_attach(void);     /* master: seen, heartbeat tick, lost, Ctrl-C */
+void worker_attach(void); /* EXIT; worker: lost */
+
 /* cluster.c */
 struct worker *cl_find(int id); /* lock held */
 /* A worker that stays valid until cl_unpin even if it is lost meanwhile
  * (a lost worker is freed at once otherwise); NULL when there is none. */
 struct worker *cl_pin(int id);
 void cl_unpin(struct worker *w);
-struct conn *cl_conn_of(int pid, int *err); /* takes the lock */
+/* The link to pid, with a reference the caller drops (conn_unref) or
+ * hands on; NULL with *err set.  Takes rt.lock. */
+struct conn *cl_conn_of(int pid, int *err);
 /* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
  * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
  * or failed, -2 timeout; cl_connect a connected TCP_NODELAY socket or -1
@@ -156,6 +207,19 @@ int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
+/* The ids of live workers (and 1 first, with_master) into ids[0..max);
+ * returns how many there are. */
+int cl_list(int *ids, int max, int with_master);
+/* join.c: the master's side of the handshake, then TLS when it was
+ * asked for and the worker's settings (CONFIG), on a deadline. */
+struct hs_result;
+struct ssl_st;
+int cl_handshake(int fd, int id, uint64_t deadline, struct hs_result *r,
+                 char *why, size_t len);
+int cl_secure(int fd, struct hs_result *ack, struct ssl_st **ssl,
+              uint64_t deadline, int id, char *why, size_t len);
+/* interrupt.c: the I/O thread was woken: a Ctrl-C to act on? */
+void cl_on_wake(void);
 /* One heartbeat round; ticks is the timer's count of expirations since
  * the last round (1 unless this process did not run). */
 void cl_heartbeat(uint64_t ticks);
@@ -173,10 +237,8 @@ int cl_launched(dw_launch *l, dw_worker_config *wc,
 void cl_launch_error(dw_launch *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* call.c */
+/* registry.c, future.c, exec.c: remote calls (call.h has the rest) */
 void call_note_interrupt(void); /* dw_interrupt reached this worker */
-void call_on_frame(void *arg, struct conn *c, const struct wire_hdr *h,
-                   unsigned char *payload);
 void call_fail_peer(int pid, int err, const char *msg);
 void call_fail_all(void);
 int call_start_executors(int n);

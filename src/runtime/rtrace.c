@@ -1,4 +1,9 @@
-/* The runtime's tracing (see rtrace.h and docs/tracing.md). */
+/*
+ * The runtime's tracing, its low part (rtrace.h, docs/tracing.md): labels,
+ * the runtime's records, its threads, the switch and the CONFIG that
+ * deploys the tracer on workers.  The services that use it (clock sync,
+ * gathering, the merge at the end) are rtsync.c, rtgather.c, rtmerge.c.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,15 +22,14 @@
 #include "common/safefile.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
-#include "runtime/toolpath.h"
 #include "runtime/work.h"
 
 int rtr_on;
-static char tr_dir[3800];
-static char tr_token[33];
-static char tr_local[PATH_MAX]; /* worker: its own directory to send */
-static int tr_merge = 1;
-static uint64_t tr_last_sync;
+char rtr_dir[3800];
+char rtr_token[33];
+char rtr_local_dir_path[PATH_MAX];
+int rtr_merge_on = 1;
+uint64_t rtr_last_sync;
 static __thread int user_based;
 
 /* ---- labels ---- */
@@ -182,15 +186,15 @@ rtr_write_marker(void)
 	if (getrandom(r, sizeof r, 0) != sizeof r)
 		memset(r, 0x5a, sizeof r);
 	for (int i = 0; i < 16; i++)
-		snprintf(tr_token + 2 * i, 3, "%02x", r[i]);
-	char path[sizeof tr_dir + 64];
-	snprintf(path, sizeof path, "%s/.dwork-shared-%s", tr_dir, tr_token);
+		snprintf(rtr_token + 2 * i, 3, "%02x", r[i]);
+	char path[sizeof rtr_dir + 64];
+	snprintf(path, sizeof path, "%s/.dwork-shared-%s", rtr_dir, rtr_token);
 	int fd = sf_create(path, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (fd >= 0 && !f)
 		close(fd);
 	if (f) {
-		fputs(tr_token, f);
+		fputs(rtr_token, f);
 		fclose(f);
 	}
 }
@@ -260,9 +264,9 @@ rtr_no_merge(const dw_options *opts)
 {
 	const char *v = getenv("DWORK_TRACE_NO_MERGE");
 	if (opts && opts->no_merge)
-		return tr_merge = 0, DW_OK;
+		return rtr_merge_on = 0, DW_OK;
 	if (!v || rtr_switch_off(v) || rtr_switch_default(v)) {
-		tr_merge = rtr_switch_off(v);
+		rtr_merge_on = rtr_switch_off(v);
 		return DW_OK;
 	}
 	rt_set_err(0,
@@ -294,16 +298,16 @@ rtr_master_init(const dw_options *opts)
 	if (!c.enabled)
 		return DW_OK;
 	char dir[PATH_MAX];
-	int e = rtr_pick_dir(v, &c, dir, sizeof tr_dir);
+	int e = rtr_pick_dir(v, &c, dir, sizeof rtr_dir);
 	if (e != DW_OK)
 		return e;
-	snprintf(tr_dir, sizeof tr_dir, "%.3790s", dir);
-	c.dir = tr_dir;
+	snprintf(rtr_dir, sizeof rtr_dir, "%.3790s", dir);
+	c.dir = rtr_dir;
 	e = dwt_init(&c);
 	if (e != DW_OK && e != DW_ESTATE)
 		return e;
 	if (dwt_dir())
-		snprintf(tr_dir, sizeof tr_dir, "%s", dwt_dir());
+		snprintf(rtr_dir, sizeof rtr_dir, "%s", dwt_dir());
 	rtr_on = 1;
 	dwt_set_task(0);
 	dwt_set_ntasks(1);
@@ -316,8 +320,8 @@ rtr_master_init(const dw_options *opts)
 
 /* ---- CONFIG ---- */
 
-static size_t
-put_str(unsigned char *p, const char *s)
+size_t
+rtr_put_str(unsigned char *p, const char *s)
 {
 	size_t n = strlen(s);
 	wire_put_u16(p, (uint16_t)n);
@@ -343,14 +347,15 @@ rtr_config_payload(unsigned char *p, int id)
 	wire_put_u64(p + 16, c.segment_size);
 	wire_put_u64(p + 24, c.size_cap);
 	size_t o = 32;
-	o += put_str(p + o, tr_dir);
-	o += put_str(p + o, prog ? prog : "dwork");
-	o += put_str(p + o, tr_token);
+	o += rtr_put_str(p + o, rtr_dir);
+	o += rtr_put_str(p + o, prog ? prog : "dwork");
+	o += rtr_put_str(p + o, rtr_token);
 	return o;
 }
 
-static int
-get_str(const unsigned char *p, size_t len, size_t *o, char *out, size_t cap)
+int
+rtr_get_str(const unsigned char *p, size_t len, size_t *o, char *out,
+            size_t cap)
 {
 	if (*o + 2 > len)
 		return -1;
@@ -370,7 +375,7 @@ rtr_shared(const char *dir, const char *token)
 {
 	if (getenv("DWORK_TEST_NO_SHARED_FS"))
 		return 0;
-	char path[sizeof tr_dir + 64], got[40] = "";
+	char path[sizeof rtr_dir + 64], got[40] = "";
 	snprintf(path, sizeof path, "%s/.dwork-shared-%s", dir, token);
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -384,9 +389,10 @@ static int
 rtr_local_dir(void)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(tr_local, sizeof tr_local, "%s/dwork-trace-%d-XXXXXX",
-	         tmp && *tmp ? tmp : "/tmp", (int)getpid());
-	return mkdtemp(tr_local) ? 0 : -1;
+	snprintf(rtr_local_dir_path, sizeof rtr_local_dir_path,
+	         "%s/dwork-trace-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+	         (int)getpid());
+	return mkdtemp(rtr_local_dir_path) ? 0 : -1;
 }
 
 int
@@ -407,17 +413,17 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 	c.clock = (int)wire_get_u32(p + 12);
 	c.segment_size = wire_get_u64(p + 16);
 	c.size_cap = wire_get_u64(p + 24);
-	if (get_str(p, len, &o, tr_dir, sizeof tr_dir) ||
-	    get_str(p, len, &o, prog, sizeof prog) ||
-	    get_str(p, len, &o, tr_token, sizeof tr_token)) {
+	if (rtr_get_str(p, len, &o, rtr_dir, sizeof rtr_dir) ||
+	    rtr_get_str(p, len, &o, prog, sizeof prog) ||
+	    rtr_get_str(p, len, &o, rtr_token, sizeof rtr_token)) {
 		snprintf(why, whylen, "malformed tracing settings");
 		return -1;
 	}
-	if (!rtr_shared(tr_dir, tr_token) && rtr_local_dir() < 0) {
+	if (!rtr_shared(rtr_dir, rtr_token) && rtr_local_dir() < 0) {
 		snprintf(why, whylen, "cannot make a local trace directory");
 		return -1;
 	}
-	c.dir = tr_local[0] ? tr_local : tr_dir;
+	c.dir = rtr_local_dir_path[0] ? rtr_local_dir_path : rtr_dir;
 	c.program = prog;
 	int e = dwt_init(&c);
 	if (e != DW_OK && e != DW_ESTATE) {
@@ -436,63 +442,9 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 	return 0;
 }
 
-/* ---- merging at the end (master) ---- */
-
-static const char *
-rtr_tool(void)
-{
-	static char buf[PATH_MAX];
-	return tool_find(buf, sizeof buf);
-}
-
-/* Runs the dwork tool with one command on the trace directory. */
-static int
-rtr_tool_run(const char *cmd, const char *out)
-{
-	const char *tool = rtr_tool();
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (out)
-			execlp(tool, tool, cmd, tr_dir, "-o", out,
-			       (char *)NULL);
-		else
-			execlp(tool, tool, cmd, tr_dir, (char *)NULL);
-		fprintf(stderr, "dwork: cannot run '%s %s': %s\n", tool, cmd,
-		        strerror(errno));
-		_exit(127);
-	}
-	int st = -1;
-	if (pid > 0)
-		waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void
-rtr_merge(void)
-{
-	char out[sizeof tr_dir + 16];
-	snprintf(out, sizeof out, "%s/trace", tr_dir);
-	if (rtr_tool_run("merge", out) == 0) {
-		printf("dwork: trace in %s.prv (.pcf, .row); per-process files "
-		       "in %s/\n",
-		       out, tr_dir);
-		fflush(stdout);
-		rtr_tool_run("summary", NULL);
-	} else {
-		printf("dwork: the trace files are in %s/ (merge them with "
-		       "'dwork merge %s')\n",
-		       tr_dir, tr_dir);
-	}
-	fflush(stdout);
-}
-
 void
-rtr_master_finish(void)
+rtr_end(void)
 {
-	if (!rtr_on)
-		return;
 	conn_frame_hook = NULL;
 	if (user_based)
 		rtr_pop();
@@ -500,270 +452,4 @@ rtr_master_finish(void)
 	rtr_depth = 0;
 	dwt_fini();
 	rtr_on = 0;
-	char path[sizeof tr_dir + 64];
-	snprintf(path, sizeof path, "%s/.dwork-shared-%s", tr_dir, tr_token);
-	unlink(path);
-	if (tr_merge)
-		rtr_merge();
-}
-
-/* ---- clock measurements ---- */
-
-static void
-rtr_send_ping(struct conn *c)
-{
-	unsigned char b[8];
-	wire_put_u64(b, dwt_now_ns());
-	conn_send_msg(c, WIRE_CLOCK_PING, 0, b, 8, NULL, 0);
-}
-
-void
-rtr_sync_start(struct worker *w, int n)
-{
-	if (!rtr_on)
-		return;
-	pthread_mutex_lock(&rt.lock);
-	int go = w->state != W_GONE && w->sync_left == 0;
-	if (go) {
-		w->sync_left = n;
-		w->best_rtt = UINT64_MAX;
-	}
-	pthread_mutex_unlock(&rt.lock);
-	if (go)
-		rtr_send_ping(w->conn);
-}
-
-void
-rtr_sync_wait(struct worker *w, int ms)
-{
-	if (!rtr_on)
-		return;
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L)
-		dl.tv_sec++, dl.tv_nsec -= 1000000000L;
-	pthread_mutex_lock(&rt.lock);
-	while (w->sync_left > 0 && w->state != W_GONE)
-		if (rt_cond_wait(&rt.cv, &rt.lock, &dl,
-		                 DWT_STATE_SYNCHRONIZATION) != 0)
-			break;
-	pthread_mutex_unlock(&rt.lock);
-}
-
-void
-rtr_on_pong(struct conn *c, const unsigned char *p, size_t len)
-{
-	uint64_t t1 = dwt_now_ns();
-	if (len < 16 || !rtr_on)
-		return;
-	uint64_t t0 = wire_get_u64(p), wns = wire_get_u64(p + 8);
-	pthread_mutex_lock(&rt.lock);
-	struct worker *w = cl_find(c->peer);
-	int again = 0, done = 0;
-	uint64_t local = 0, rtt = 0;
-	int64_t off = 0;
-	if (w && w->sync_left > 0 && t1 >= t0) {
-		if (t1 - t0 < w->best_rtt) {
-			w->best_rtt = t1 - t0;
-			w->best_local = wns;
-			w->best_off =
-			    (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)wns;
-		}
-		again = --w->sync_left > 0;
-		done = !again;
-		local = w->best_local, rtt = w->best_rtt, off = w->best_off;
-		if (done) {
-			w->sync_rounds++;
-			pthread_cond_broadcast(&rt.cv);
-		}
-	}
-	pthread_mutex_unlock(&rt.lock);
-	if (again)
-		rtr_send_ping(c);
-	if (done) {
-		unsigned char b[24];
-		wire_put_u64(b, local);
-		wire_put_u64(b + 8, (uint64_t)off);
-		wire_put_u64(b + 16, rtt);
-		conn_send_msg(c, WIRE_SYNC, 0, b, 24, NULL, 0);
-	}
-}
-
-void
-rtr_sync_tick(void)
-{
-	if (!rtr_on || rt.role != RT_MASTER)
-		return;
-	uint64_t now = rt_now_ms();
-	if (now - tr_last_sync < (uint64_t)rt.opts.clock_sync_ms)
-		return;
-	tr_last_sync = now;
-	/* every worker, however many (the I/O thread frees lost workers,
-	 * so the pointers hold while it runs this) */
-	size_t n = 0, max = 0;
-	pthread_mutex_lock(&rt.lock);
-	for (struct worker *w = rt.workers; w; w = w->next)
-		max += w->state == W_ACTIVE;
-	struct worker **ws = max ? malloc(max * sizeof *ws) : NULL;
-	for (struct worker *w = rt.workers; ws && w; w = w->next)
-		if (w->state == W_ACTIVE)
-			ws[n++] = w;
-	pthread_mutex_unlock(&rt.lock);
-	for (size_t i = 0; i < n; i++)
-		rtr_sync_start(ws[i], 4);
-	free(ws);
-}
-
-void
-rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,
-                  size_t len)
-{
-	unsigned char b[16];
-	wire_put_u64(b, len >= 8 ? wire_get_u64(p) : 0);
-	wire_put_u64(b + 8, dwt_now_ns());
-	conn_send_msg(c, WIRE_CLOCK_PONG, ref, b, 16, NULL, 0);
-}
-
-void
-rtr_on_sync(const unsigned char *p, size_t len)
-{
-	if (len >= 24 && rtr_on)
-		dwt_sync(0, wire_get_u64(p), (int64_t)wire_get_u64(p + 8),
-		         wire_get_u64(p + 16));
-}
-
-/* ---- gathering ---- */
-
-enum { FILE_BEGIN = 1, FILE_DATA = 2, FILE_END = 3 };
-
-static int
-rtr_name_ok(const char *n)
-{
-	size_t l = strlen(n);
-	if (l < 5 || n[0] == '.' ||
-	    (strcmp(n + l - 4, ".dwt") && strcmp(n + l - 4, ".dwp")))
-		return 0;
-	for (size_t i = 0; i < l; i++)
-		if (!strchr(
-		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		        "0123456789._-",
-		        n[i]))
-			return 0;
-	return 1;
-}
-
-static void
-rtr_file_begin(struct worker *w, const unsigned char *p, size_t len)
-{
-	char name[256];
-	size_t o = 1;
-	if (w->gather_fd >= 0)
-		close(w->gather_fd);
-	w->gather_fd = -1;
-	if (get_str(p, len, &o, name, sizeof name) || !rtr_name_ok(name)) {
-		rt_log("worker %d sent a trace file with a bad name; ignored",
-		       w->id);
-		return;
-	}
-	char path[sizeof tr_dir + 300];
-	snprintf(path, sizeof path, "%s/%s", tr_dir, name);
-	w->gather_fd = sf_create(path, 0644);
-	if (w->gather_fd < 0)
-		rt_log("cannot write %s: %s", path, strerror(errno));
-}
-
-static void rtr_file_op(struct worker *w, const unsigned char *p, size_t len);
-
-void
-rtr_on_file(struct conn *c, uint64_t ref, const unsigned char *p, size_t len)
-{
-	(void)ref;
-	struct worker *w = cl_pin(c->peer);
-	if (w && len >= 1 && tr_dir[0])
-		rtr_file_op(w, p, len);
-	if (w)
-		cl_unpin(w);
-}
-
-static void
-rtr_file_op(struct worker *w, const unsigned char *p, size_t len)
-{
-	if (p[0] == FILE_BEGIN) {
-		rtr_file_begin(w, p, len);
-	} else if (p[0] == FILE_DATA && w->gather_fd >= 0) {
-		if (write(w->gather_fd, p + 1, len - 1) != (ssize_t)(len - 1))
-			rt_log("writing a trace file of worker %d failed: %s",
-			       w->id, strerror(errno));
-	} else if (p[0] == FILE_END && w->gather_fd >= 0) {
-		close(w->gather_fd);
-		w->gather_fd = -1;
-	}
-}
-
-static void rtr_drain(struct conn *c);
-
-/* Worker: sends one file in 1 MiB frames, waiting for each to leave. */
-static void
-rtr_send_file(struct conn *c, const char *dir, const char *name)
-{
-	char path[PATH_MAX + 300];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	unsigned char head[260];
-	head[0] = FILE_BEGIN;
-	size_t hl = 1 + put_str(head + 1, name);
-	conn_send_msg(c, WIRE_FILE, 0, head, hl, NULL, 0);
-	/* chunks stay under the link's limit (at least 64 KiB) */
-	size_t chunk =
-	    c->max_payload - 1 < (1u << 20) ? c->max_payload - 1 : (1u << 20);
-	unsigned char *buf = malloc(chunk);
-	ssize_t r;
-	unsigned char op = FILE_DATA;
-	while (buf && (r = read(fd, buf, chunk)) > 0) {
-		conn_send_msg(c, WIRE_FILE, 0, &op, 1, buf, (size_t)r);
-		rtr_drain(c); /* one chunk in flight at a time */
-	}
-	free(buf);
-	close(fd);
-	head[0] = FILE_END;
-	conn_send_msg(c, WIRE_FILE, 0, head, 1, NULL, 0);
-	unlink(path);
-}
-
-static void
-rtr_drain(struct conn *c)
-{
-	for (int i = 0; i < 60000; i++) {
-		pthread_mutex_lock(&c->wlock);
-		int empty = !c->wq || c->closed;
-		pthread_mutex_unlock(&c->wlock);
-		if (empty)
-			return;
-		usleep(1000);
-	}
-}
-
-void
-rtr_worker_exit(struct conn *master)
-{
-	if (!rtr_on)
-		return;
-	conn_frame_hook = NULL;
-	dwt_fini();
-	rtr_on = 0;
-	if (!tr_local[0] || !master || master->closed)
-		return;
-	DIR *d = opendir(tr_local);
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			rtr_send_file(master, tr_local, e->d_name);
-	if (d)
-		closedir(d);
-	rtr_drain(master);
-	rmdir(tr_local);
 }

@@ -7,6 +7,7 @@
 #ifndef DW_RUNTIME_RTRACE_H
 #define DW_RUNTIME_RTRACE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -159,7 +160,21 @@ void rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes);
 /* Labels a registered function's id (every process does, for the .pcf). */
 void rtr_label_function(const char *name);
 
-/* ---- clock measurements (master side, any thread) ---- */
+/* ---- shared by the low part (rtrace.c) and the services ---- */
+extern char rtr_dir[3800];                /* the trace directory */
+extern char rtr_token[33];                /* of this run's marker file */
+extern char rtr_local_dir_path[PATH_MAX]; /* worker: its files to send */
+extern int rtr_merge_on;                  /* master: merge at the end */
+extern uint64_t rtr_last_sync;            /* ms of the last sync round */
+/* A string on the wire: u16 length, bytes (get: -1 when it does not
+ * fit in len or in cap with its NUL). */
+size_t rtr_put_str(unsigned char *p, const char *s);
+int rtr_get_str(const unsigned char *p, size_t len, size_t *o, char *out,
+                size_t cap);
+/* Ends this process's tracing (the services' last records are in). */
+void rtr_end(void);
+
+/* ---- clock measurements, rtsync.c (master side, any thread) ---- */
 /* Starts a round of n ping-pongs with w (no-op when one is running). */
 void rtr_sync_start(struct worker *w, int n);
 /* Waits up to ms for w's round to end. */
@@ -168,6 +183,10 @@ void rtr_sync_wait(struct worker *w, int ms);
 void rtr_on_pong(struct conn *c, const unsigned char *p, size_t len);
 /* Periodic rounds (I/O thread, heartbeat tick). */
 void rtr_sync_tick(void);
+/* Registers CLOCK_PING, CLOCK_PONG, SYNC and (master) the sync tick. */
+void rtr_sync_attach(void);
+/* rtgather.c: registers FILE frames. */
+void rtr_gather_attach(void);
 
 /* ---- worker side of the measurements ---- */
 void rtr_on_clock_ping(struct conn *c, uint64_t ref, const unsigned char *p,

@@ -4,6 +4,8 @@
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 
+/* wm_lock and wm_cv: only a timed nap of the channel wait loop (nothing
+ * is guarded; the cv lets the nap be recorded as a wait); a leaf. */
 static pthread_mutex_t wm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wm_cv = PTHREAD_COND_INITIALIZER;
 

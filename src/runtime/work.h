@@ -29,7 +29,7 @@ struct wire_hdr;
  * malloc'd, or NULL with the reason set. */
 void *work_carry(const char *fn, const void *arg, size_t len, size_t *out);
 
-/* ---- requests (request.c, and the requester's side in call.c) ---- */
+/* ---- requests (request.c: the requester's and the owner's side) ---- */
 
 enum req_op {
 	REQ_CH_NEW = 1, /* u64 capacity -> u64 channel id */
@@ -90,6 +90,7 @@ void req_on_frame(struct conn *c, uint64_t id, unsigned char *p, size_t len);
 void req_on_local(const struct req_src *s, unsigned char *p, size_t len);
 /* A CANCEL frame arrived, or a local request timed out. */
 void req_on_cancel(int pid, uint64_t id);
+void req_attach(void); /* REQ, ANSWER, CANCEL frames */
 
 /*
  * Sends request op (body: the op's fixed part, data: bytes after it) to
@@ -113,7 +114,7 @@ int req_post_conn(struct conn *c, int op, const void *body, size_t blen,
 /* Waits on a local request (lw_lock); 0 done, DW_ETIMEDOUT. */
 int lw_wait(struct lwait *lw, int timeout_ms);
 
-/* ---- call.c: running functions, futures as references ---- */
+/* ---- registry.c, send.c, future.c, exec.c, kept.c: calls ---- */
 
 /* Runs registered function name; *res (malloc'd) or the error in err. */
 int call_invoke(const char *name, size_t nlen, const void *arg, size_t len,
@@ -198,16 +199,14 @@ struct conn *peer_conn(int pid, int *err);
 /* I/O thread: a connection on the listen socket (a short-lived thread
  * runs its handshake). */
 void peer_accept(void);
-/* Worker timer tick: listens again after a descriptor shortage. */
-void peer_tick(void);
 /* A worker's link to a peer ended. */
 void peer_conn_lost(struct conn *c, const char *why);
 /* Requests about peers: WHERE (master), DIAL, GONE (workers). */
 void peer_on_req(const struct req_src *s, int op, const unsigned char *b,
                  size_t len);
-/* A process has gone: every part forgets it (and the master tells the
- * workers).  Any thread but a caller holding rt.lock. */
-void peer_gone(int pid);
+/* A process has gone: every part forgets it through the gone observers
+ * (disp_gone, rt.h; peer.c's is first: the master tells the workers). */
+void peer_attach(void); /* gone observer; worker: listen-again tick */
 int peer_topology(void);
 /* Worker: the number of links to other workers ever opened. */
 int peer_links(void);

@@ -348,6 +348,7 @@ worker_main(int *argc, char ***argv)
 	signal(SIGINT, worker_on_sigint);
 	rt.master = conn_new_tls(fd, 1, ssl);
 	rt.opts.heartbeat_ms = 1000; /* the timer drops silent peers */
+	rt_attach();
 	if (!rt.master || loop_start() != DW_OK ||
 	    call_start_executors(execs < 1 ? 1 : execs) != DW_OK ||
 	    loop_add_conn(rt.master) != DW_OK)
@@ -360,4 +361,48 @@ worker_main(int *argc, char ***argv)
 	call_drain(1000);
 	rtr_worker_exit(rt.master);
 	exit(0);
+}
+
+/* ---- what a worker's transport calls up to ---- */
+
+static void
+worker_on_exit(struct conn *c, const struct wire_hdr *h, unsigned char *p)
+{
+	(void)h;
+	free(p);
+	if (rt.role != RT_WORKER || c != rt.master) {
+		conn_fail(c, "EXIT from process %d, not the master", c->peer);
+		return;
+	}
+	pthread_mutex_lock(&rt.lock);
+	rt.exiting = 1;
+	pthread_cond_broadcast(&rt.cv);
+	pthread_cond_broadcast(&rt.jobs_cv);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* A link ended: the master's ends the worker, a peer's is peer.c's. */
+static void
+worker_conn_lost(struct conn *c, const char *why)
+{
+	if (c != rt.master) {
+		peer_conn_lost(c, why);
+		return;
+	}
+	pthread_mutex_lock(&rt.lock);
+	if (!rt.exiting)
+		rt_log("worker %d: link to the master lost (%s); exiting",
+		       rt.myid, why);
+	rt.exiting = 1;
+	pthread_cond_broadcast(&rt.cv);
+	pthread_cond_broadcast(&rt.jobs_cv);
+	pthread_mutex_unlock(&rt.lock);
+}
+
+void
+worker_attach(void)
+{
+	disp_on_frame(WIRE_EXIT, worker_on_exit);
+	if (rt.role == RT_WORKER)
+		disp_on_lost(worker_conn_lost);
 }
