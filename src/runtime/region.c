@@ -21,7 +21,7 @@
 #define REGION_MAX     64
 #define REGION_NAME    128
 #define REGION_PROCS   4096
-#define REGION_WAIT_MS 1000
+#define REGION_WAIT_MS 5000 /* a loaded machine answers late */
 
 struct rproc {
 	int id;
