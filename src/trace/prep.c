@@ -137,6 +137,11 @@ prep_kits_free(int remove)
 
 /* The session's strings and clock are fixed while it runs, so the
  * header is filled without trc.lock; the taker writes the identity. */
+/* The kit being made: reachable from a global while this thread builds
+ * it, so that a process exiting meanwhile (exit() with no dwt_fini)
+ * leaves no unreachable memory (LeakSanitizer reports it otherwise). */
+static struct buf *volatile prep_building;
+
 static struct buf *
 prep_make_kit(uint64_t gen)
 {
@@ -144,6 +149,7 @@ prep_make_kit(uint64_t gen)
 	struct buf *k = calloc(1, sizeof *k);
 	if (!k)
 		return NULL;
+	prep_building = k;
 	snprintf(k->path, sizeof k->path, "%s.kit%u.dwt-spare", trc.prefix,
 	         n++);
 	k->fd = open(k->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -170,6 +176,7 @@ prep_one_kit(uint64_t gen)
 {
 	struct buf *k = prep_make_kit(gen);
 	pthread_mutex_lock(&prep_lock);
+	prep_building = NULL; /* in the list or freed below */
 	if (k && gen == prep_gen && prep_nkits < PREP_KITS) {
 		k->next = prep_kits;
 		prep_kits = k;

@@ -123,8 +123,10 @@ interrupt_pmap(int *ids)
 		         *(int *)out[i].data == 42)
 			ok++;
 	}
-	/* one executor a worker: at most one item each was running */
-	CHECK(intr >= 1 && intr <= 2);
+	/* one executor a worker: at most one item each was running, and
+	 * one sent behind it (pmap keeps the next item queued on a worker)
+	 * may be taken by the same interrupt */
+	CHECK(intr >= 1 && intr <= 4);
 	CHECK(intr + ok == N);
 	printf("pmap: %d of %d items interrupted (DW_EINTR), %d delivered\n",
 	       intr, N, ok);

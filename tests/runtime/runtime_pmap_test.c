@@ -440,11 +440,18 @@ test_worker_killed(void)
 	for (size_t i = 0; i < n; i++)
 		on_victim += out[i].pid == ids[1];
 	/* every item ran; some (those of the victim) more than once */
-	usleep(100000); /* the last notes are fire-and-forget */
+	/* the notes are fire-and-forget: wait for them (up to 10 s, for
+	 * a loaded sanitizer run), not a fixed time */
 	int ran = 0, twice = 0;
-	for (size_t i = 0; i < n; i++) {
-		ran += runs[i] >= 1;
-		twice += runs[i] >= 2;
+	for (int tries = 0; tries < 200; tries++) {
+		ran = twice = 0;
+		for (size_t i = 0; i < n; i++) {
+			ran += runs[i] >= 1;
+			twice += runs[i] >= 2;
+		}
+		if (ran == (int)n && twice >= 1)
+			break;
+		usleep(50000);
 	}
 	printf("worker killed: %d results from the victim before it died, "
 	       "%d items ran twice, %.2f s\n",
