@@ -109,6 +109,38 @@ fut_user(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(fut_user)
 
+/* {future, channel}: imports the future, notes whether it is ready, then
+ * opens the gate the future's call waits on (a value in the channel) and
+ * fetches it: [ready, its bytes].  The call cannot have completed before
+ * the gate opened, so ready is 0 on any machine. */
+static int
+fut_opener(const void *arg, size_t len, dw_reply *r)
+{
+	dw_future *f;
+	dw_channel *ch;
+	if (dw_args(r, arg, len, "FC", &f, &ch))
+		return -1;
+	int ready = dw_future_isready(f), gate = 300;
+	int err = dw_channel_put(ch, &gate, sizeof gate);
+	dw_channel_free(ch);
+	const void *v;
+	size_t n;
+	if (!err)
+		err = dw_future_fetch_timeout(f, &v, &n, 10000);
+	if (err) {
+		char msg[400];
+		snprintf(msg, sizeof msg, "%s", dw_errmsg());
+		dw_future_free(f);
+		return dw_reply_error(r, "[%d]: %s", err, msg);
+	}
+	unsigned char *out = malloc(n + 1);
+	out[0] = (unsigned char)ready;
+	memcpy(out + 1, v, n);
+	dw_future_free(f);
+	return dw_reply_take(r, out, n + 1);
+}
+DW_REGISTER(fut_opener)
+
 static int
 nkept(const void *arg, size_t len, dw_reply *r)
 {
@@ -192,6 +224,17 @@ int_of(int w, const char *fn)
 		free(res);
 	}
 	return v;
+}
+
+/* 1 when worker w keeps `want` results, as it must once the releases
+ * sent to it have arrived (they are waited for up to 10 s, however
+ * loaded the machine). */
+static int
+kept_settles(int w, int want)
+{
+	for (int i = 0; i < 1000 && int_of(w, "nkept") != want; i++)
+		usleep(10000);
+	return int_of(w, "nkept") == want;
 }
 
 /* ---- tests ---- */
@@ -285,33 +328,35 @@ static void
 test_future_travels(int where, int user)
 {
 	int base = int_of(where, "nkept");
+	/* the call waits on a gate that only the user opens */
+	dw_channel *gate;
+	REQUIRE(dw_channel_new(1, 1, &gate) == DW_OK);
+	void *gref;
+	size_t gl;
+	REQUIRE(dw_channel_export(gate, where, &gref, &gl) == DW_OK);
 	dw_future *f;
-	int ms = 300;
-	REQUIRE(dw_remotecall(where, "sleeper", &ms, sizeof ms, &f) == DW_OK);
-	void *ref;
-	size_t rl;
-	REQUIRE(dw_future_export(f, user, &ref, &rl) == DW_OK);
+	REQUIRE(dw_remotecall(where, "ch_take_long", gref, gl, &f) == DW_OK);
+	free(gref);
 	dw_future *g;
-	double t0 = now_s();
-	REQUIRE(dw_remotecall(user, "fut_user", ref, rl, &g) == DW_OK);
+	REQUIRE(dw_remotecallf(user, "fut_opener", &g, "FC", f, gate) == DW_OK);
+	dw_channel_free(gate);
 	const void *v;
 	size_t n;
+	int ms = 300; /* the value the user put */
 	CHECK(dw_future_fetch_timeout(g, &v, &n, 10000) == DW_OK);
 	CHECK(n == 1 + sizeof ms && ((const unsigned char *)v)[0] == 0);
 	CHECK(n == 1 + sizeof ms &&
 	      !memcmp((const unsigned char *)v + 1, &ms, sizeof ms));
-	CHECK(now_s() - t0 > 0.2); /* it waited for the call */
 	dw_future_free(g);
 	/* our copy is still there: fetching it gets the same bytes */
 	CHECK(dw_future_fetch(f, &v, &n) == DW_OK && n == sizeof ms &&
 	      !memcmp(v, &ms, sizeof ms));
 	dw_future_free(f);
-	for (int i = 0; i < 100 && int_of(where, "nkept") != base; i++)
-		usleep(10000);
-	CHECK(int_of(where, "nkept") == base);
-	free(ref);
+	CHECK(kept_settles(where, base));
 
 	/* the owner lets go only after the last holder: we free first */
+	void *ref;
+	size_t rl;
 	REQUIRE(dw_remotecall_wait(where, "echo", "abc", 3, &f) == DW_OK);
 	REQUIRE(dw_future_export(f, user, &ref, &rl) == DW_OK);
 	dw_future_free(f); /* our hold goes; the user's stays */
@@ -323,9 +368,7 @@ test_future_travels(int where, int user)
 	CHECK(n == 4 && ((unsigned char *)res)[0] == 1 &&
 	      !memcmp((char *)res + 1, "abc", 3));
 	free(res);
-	for (int i = 0; i < 100 && int_of(where, "nkept") != base; i++)
-		usleep(10000);
-	CHECK(int_of(where, "nkept") == base);
+	CHECK(kept_settles(where, base));
 	free(ref);
 
 	/* a result already here travels with its value */
@@ -347,9 +390,7 @@ test_future_travels(int where, int user)
 	      DW_EREMOTE);
 	CHECK(strstr(dw_errmsg(), "it failed on purpose (q)") != NULL);
 	free(ref);
-	for (int i = 0; i < 100 && int_of(where, "nkept") != base; i++)
-		usleep(10000);
-	CHECK(int_of(where, "nkept") == base);
+	CHECK(kept_settles(where, base));
 
 	/* references are checked */
 	REQUIRE(dw_remotecall(where, "echo", "k", 1, &f) == DW_OK);
@@ -408,7 +449,9 @@ test_peer_killed(void)
 	usleep(300000);
 	kill(pid_of(ids[1]), SIGKILL);
 	pthread_join(t, NULL);
-	CHECK(s.err == DW_EREMOTE && s.took < 3.0);
+	/* "at once": well before the take's own 20 s limit, however loaded
+	 * the machine (a missed death waits out those 20 s) */
+	CHECK(s.err == DW_EREMOTE && s.took < 15.0);
 	char want[32];
 	snprintf(want, sizeof want, "take [%d]", DW_EEXITED);
 	CHECK(strstr(s.msg, want) != NULL);
