@@ -516,9 +516,12 @@ cl_heartbeat(uint64_t ticks)
 	for (struct worker *w = rt.workers; w; w = w->next) {
 		if (w->state != W_ACTIVE)
 			continue;
-		if (!paused &&
-		    now - w->last_heard >
-		        (uint64_t)rt.opts.heartbeat_timeout_ms &&
+		/* bytes of a frame not yet complete count as heard */
+		uint64_t rx =
+		    __atomic_load_n(&w->conn->rx_ms, __ATOMIC_RELAXED);
+		uint64_t heard = rx > w->last_heard ? rx : w->last_heard;
+		if (!paused && now > heard && /* rx may be after now */
+		    now - heard > (uint64_t)rt.opts.heartbeat_timeout_ms &&
 		    nd < 64)
 			dead[nd++] = w;
 		else

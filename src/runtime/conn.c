@@ -528,6 +528,12 @@ conn_recv_tls(struct conn *c, void *buf, size_t want)
 	return r;
 }
 
+static void
+conn_heard(struct conn *c)
+{
+	__atomic_store_n(&c->rx_ms, rt_now_ms(), __ATOMIC_RELAXED);
+}
+
 /* Bytes already decrypted inside the SSL object (none without TLS). */
 static int
 conn_pending(struct conn *c)
@@ -545,10 +551,11 @@ conn_pending(struct conn *c)
 static ssize_t
 conn_recv(struct conn *c, void *buf, size_t want)
 {
-	if (c->ssl)
-		return conn_recv_tls(c, buf, want);
-	ssize_t r = recv(c->fd, buf, want, MSG_DONTWAIT);
+	ssize_t r = c->ssl ? conn_recv_tls(c, buf, want)
+	                   : recv(c->fd, buf, want, MSG_DONTWAIT);
 	if (r > 0)
+		conn_heard(c);
+	if (r > 0 || c->ssl)
 		return r;
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -692,6 +699,7 @@ conn_recv_blocking(struct conn *c)
 	}
 	ssize_t r = recv(c->fd, c->rbuf + c->rlen, CONN_RBUF - c->rlen, 0);
 	if (r > 0) {
+		conn_heard(c);
 		c->rlen += (size_t)r;
 		return 1;
 	}

@@ -74,6 +74,9 @@ struct conn {
 	unsigned char *rbuf;
 	size_t rpos, rlen;
 	int in_big;
+	/* rt_now_ms of the last bytes read (atomic): a peer sending a large
+	 * frame is alive before the frame is complete */
+	uint64_t rx_ms;
 	struct wire_hdr h;
 	unsigned char *pay;
 	size_t pgot;

@@ -94,6 +94,21 @@ peer_topology(void)
 
 /* ---- the master: where workers listen ---- */
 
+/* 1 when worker w's end of its link has gone (rt.lock held, w active: only
+ * cl_worker_lost closes that link, after marking w gone).  A killed
+ * worker's sockets close before the I/O thread reads the end, and a WHERE
+ * may be handled meanwhile by a caller reading its own reply: asking the
+ * socket keeps the answer "has exited" rather than an address that
+ * refuses connections. */
+static int
+peer_hung_up(const struct worker *w)
+{
+	struct pollfd p = {.fd = w->conn ? w->conn->fd : -1,
+	                   .events = POLLRDHUP};
+	return p.fd >= 0 && poll(&p, 1, 0) == 1 &&
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static void
 peer_where(const struct req_src *s, const unsigned char *b, size_t len)
 {
@@ -114,7 +129,7 @@ peer_where(const struct req_src *s, const unsigned char *b, size_t len)
 	}
 	pthread_mutex_lock(&rt.lock);
 	struct worker *w = cl_find(to), *a = cl_find(s->pid);
-	int live = w && w->state == W_ACTIVE;
+	int live = w && w->state == W_ACTIVE && !peer_hung_up(w);
 	char addr[256], mine[256];
 	snprintf(addr, sizeof addr, "%s", live ? w->addr : "");
 	snprintf(mine, sizeof mine, "%s", a ? a->addr : "");
@@ -313,6 +328,23 @@ peer_on_dial(const unsigned char *b, size_t len)
 	pthread_attr_destroy(&a);
 }
 
+/* The address of pid refused us: asks the master again, and when pid has
+ * exited meanwhile, that is the error (*err, why). */
+static void
+peer_ask_gone(int pid, int *err, char *why, size_t wl)
+{
+	unsigned char b[4];
+	void *r = NULL;
+	size_t n;
+	wire_put_u32(b, (uint32_t)pid);
+	int e = req_call(1, REQ_WHERE, b, 4, NULL, 0, PEER_WAIT_MS, &r, &n);
+	free(r);
+	if (e == DW_EEXITED) {
+		*err = e;
+		snprintf(why, wl, "%s", dw_errmsg());
+	}
+}
+
 /* Opens the link to pid (this thread holds p in P_OPENING). */
 static int
 peer_open(int pid, char *why, size_t wl)
@@ -349,7 +381,10 @@ peer_open(int pid, char *why, size_t wl)
 	snprintf(addr, sizeof addr, "%.*s", (int)(n < 255 ? n : 255),
 	         (char *)r);
 	free(r);
-	return peer_dial(pid, addr, why, wl);
+	err = peer_dial(pid, addr, why, wl);
+	if (err == DW_ECLOSED) /* no one there: has it just died? */
+		peer_ask_gone(pid, &err, why, wl);
+	return err;
 }
 
 struct conn *

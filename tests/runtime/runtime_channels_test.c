@@ -127,7 +127,9 @@ test_basic(int owner)
 	int v = -1;
 	double t0 = now_s();
 	CHECK(take_int(ch, 100, &v) == DW_ETIMEDOUT);
-	CHECK(now_s() - t0 >= 0.09 && now_s() - t0 < 2.0);
+	/* a timeout that is not honoured hangs: 15 s is "it returned" on a
+	 * loaded machine */
+	CHECK(now_s() - t0 >= 0.09 && now_s() - t0 < 15.0);
 	CHECK(dw_channel_wait_timeout(ch, 50) == DW_ETIMEDOUT);
 	for (int i = 0; i < 3; i++)
 		CHECK(dw_channel_put(ch, &i, sizeof i) == DW_OK);
@@ -225,7 +227,8 @@ test_blocking(int owner)
 	usleep(100000);
 	CHECK(dw_channel_close(ch) == DW_OK);
 	pthread_join(t, NULL);
-	CHECK(c.err == DW_ECLOSED && c.took < 2.0);
+	/* woken, not by its own 20 s limit (DW_ETIMEDOUT then) */
+	CHECK(c.err == DW_ECLOSED && c.took < 15.0);
 	dw_channel_free(ch);
 }
 
@@ -393,7 +396,8 @@ test_owner_killed(int owner)
 	kill(pid_of(owner), SIGKILL);
 	for (int i = 0; i < 3; i++) {
 		pthread_join(t[i], NULL);
-		CHECK(b[i].err == DW_EEXITED && b[i].took < 3.0);
+		/* not by their own 20 s limit */
+		CHECK(b[i].err == DW_EEXITED && b[i].took < 15.0);
 	}
 	CHECK(take_int(ch, 1000, &v) == DW_EEXITED);
 	CHECK(strstr(dw_errmsg(), "exited") != NULL);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -30,7 +31,8 @@ struct item {
 	long x;
 	int sleep_ms;
 	int fail;
-	int note; /* tell the master it ran (a call back to process 1) */
+	int note;   /* tell the master it ran (a call back to process 1) */
+	int die_on; /* that worker dies by SIGKILL in its 5th item, noted */
 };
 
 static int runs[4096]; /* master: how often each item ran */
@@ -56,6 +58,16 @@ pm_square(const void *arg, size_t len, dw_reply *r)
 	if (len != sizeof it)
 		return dw_reply_error(r, "bad item of %zu bytes", len);
 	memcpy(&it, arg, sizeof it);
+	static int here; /* items run by this process */
+	if (it.die_on && it.die_on == dw_myid() && ++here == 5) {
+		/* the note waited for: the master counts this run */
+		void *res = NULL;
+		size_t n;
+		if (dw_remotecall_fetch(1, "pm_note", &it.x, sizeof it.x, &res,
+		                        &n) == DW_OK)
+			free(res);
+		raise(SIGKILL);
+	}
 	if (it.note && dw_remote_do(1, "pm_note", &it.x, sizeof it.x))
 		return dw_reply_error(r, "cannot reach the master: %s",
 		                      dw_errmsg());
@@ -229,19 +241,6 @@ DW_REGISTER(nested_pmap)
 /* ---- helpers ---- */
 
 static int
-pid_of(int w)
-{
-	void *res;
-	size_t n;
-	int pid = -1;
-	if (dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) == DW_OK) {
-		pid = ((int *)res)[1];
-		free(res);
-	}
-	return pid;
-}
-
-static int
 int_of(int w, const char *fn)
 {
 	void *res;
@@ -400,22 +399,25 @@ test_on_error(void)
 	dw_results_free(out, n);
 }
 
-struct killer {
-	int pid;
-	int ms;
-};
-
-static void *
-kill_later(void *p)
+/* 1 when every one of n items has been noted as run (the notes are
+ * fire-and-forget: waited for up to 10 s). */
+static int
+all_noted(size_t n)
 {
-	struct killer *k = p;
-	usleep((useconds_t)k->ms * 1000u);
-	kill(k->pid, SIGKILL);
-	return NULL;
+	for (int k = 0; k < 1000; k++) {
+		size_t ran = 0;
+		for (size_t i = 0; i < n; i++)
+			ran += __atomic_load_n(&runs[i], __ATOMIC_RELAXED) >= 1;
+		if (ran == n)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
 }
 
-/* A worker killed in the middle: its items run again elsewhere; every
- * result arrives exactly once and is right. */
+/* A worker killed in the middle (by SIGKILL, in its 5th item, whatever the
+ * machine's speed): its items run again elsewhere; every result arrives
+ * exactly once and is right. */
 static void
 test_worker_killed(void)
 {
@@ -425,23 +427,20 @@ test_worker_killed(void)
 	REQUIRE(dw_pool_new(ids, 3, &p) == DW_OK);
 	size_t n = 300;
 	make_items(n, 10, 0, 1);
+	for (size_t i = 0; i < n; i++)
+		items[i].die_on = ids[1];
 	memset(runs, 0, sizeof runs);
-	struct killer k = {pid_of(ids[1]), 300};
-	pthread_t t;
-	pthread_create(&t, NULL, kill_later, &k);
 	dw_pmap_options o = {.pool = p, .batch_size = 2};
 	double t0 = now_s();
 	CHECK(dw_pmap("pm_square", in, n, out, &o) == DW_OK);
 	double took = now_s() - t0;
-	pthread_join(t, NULL);
 	CHECK(results_ok(n));
-	CHECK(took < 5.0);
+	CHECK(took < 30.0); /* no hang on the dead one's items */
 	int on_victim = 0;
 	for (size_t i = 0; i < n; i++)
 		on_victim += out[i].pid == ids[1];
 	/* every item ran; some (those of the victim) more than once */
-	/* the notes are fire-and-forget: wait for them (up to 10 s, for
-	 * a loaded sanitizer run), not a fixed time */
+	CHECK(all_noted(n));
 	int ran = 0, twice = 0;
 	for (int tries = 0; tries < 200; tries++) {
 		ran = twice = 0;
@@ -626,12 +625,12 @@ test_distributed_for(void)
 	                         NULL, NULL, NULL) == DW_OK);
 	CHECK(dw_distributed_for("fails", 0, 10, NULL, 0, NULL, NULL, NULL,
 	                         NULL) == DW_EREMOTE);
-	int ms = 1000;
+	int ms = 3000;
 	double t0 = now_s();
 	CHECK(dw_distributed_for_timeout("range_sleep", 0, 4, &ms, sizeof ms,
 	                                 NULL, NULL, NULL, NULL,
 	                                 100) == DW_ETIMEDOUT);
-	CHECK(now_s() - t0 < 0.9);
+	CHECK(now_s() - t0 < 2.9); /* before the work would have ended */
 }
 
 /* A remote function runs a pmap and an everywhere itself. */

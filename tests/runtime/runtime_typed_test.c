@@ -84,6 +84,21 @@ put_id(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(put_id)
 
+/* Takes a channel reference, waits for a value in it and returns it. */
+static int
+gate(const void *arg, size_t len, dw_reply *r)
+{
+	dw_channel *ch;
+	if (dw_args(r, arg, len, "C", &ch))
+		return -1;
+	int v = -1;
+	int err = dw_channel_takef(ch, "i", &v);
+	dw_channel_free(ch);
+	return err == DW_OK ? dw_reply_pack(r, "i", v)
+	                    : dw_reply_error(r, "%s", dw_errmsg());
+}
+DW_REGISTER(gate)
+
 static int
 crash(const void *arg, size_t len, dw_reply *r)
 {
@@ -207,31 +222,57 @@ now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* Calls gate(ch) on worker pid: it completes when the caller puts a value
+ * into ch, and not before, however slow the machine. */
+static dw_future *
+gated_call(int pid, dw_channel **ch)
+{
+	dw_future *f;
+	REQUIRE(dw_channel_new(1, 1, ch) == DW_OK);
+	REQUIRE(dw_remotecallf(pid, "gate", &f, "C", *ch) == DW_OK);
+	return f;
+}
+
+static void
+open_gate(dw_channel *ch, int v)
+{
+	CHECK(dw_channel_putf(ch, "i", v) == DW_OK);
+}
+
+/* The order of waitany is set by gates, not by sleeps: a future whose gate
+ * is shut cannot be ready, so a waitany that returned it, or that returned
+ * the lowest index rather than a ready one, fails on any machine. */
 static void
 test_waits(void)
 {
-	int ms[3] = {300, 30, 150};
+	dw_channel *g[3] = {NULL, NULL, NULL};
 	dw_future *f[3];
-	for (int k = 0; k < 3; k++)
-		REQUIRE(dw_remotecall(2 + k, "sleeper", &ms[k], sizeof ms[k],
-		                      &f[k]) == DW_OK);
-	int order[3];
+	f[0] = gated_call(2, &g[0]);
+	f[1] = gated_call(3, &g[1]);
+	f[2] = gated_call(4, &g[2]);
+	int want[3] = {1, 2, 0};
 	for (int k = 0; k < 3; k++) {
-		int i = dw_future_waitany(f, 3, 5000);
+		open_gate(g[want[k]], want[k]);
+		int i = dw_future_waitany(f, 3, 20000);
 		REQUIRE(i >= 0);
-		order[k] = i;
+		/* a wrong one's gate is shut: fetching it would hang */
+		REQUIRE(i == want[k] && dw_future_isready(f[i]) == 1);
+		int v = -1;
+		CHECK(dw_future_fetchf(f[i], "i", &v) == DW_OK && v == i);
 		dw_future_free(f[i]);
 		f[i] = NULL;
 	}
-	CHECK(order[0] == 1 && order[1] == 2 && order[2] == 0);
+	for (int k = 0; k < 3; k++)
+		dw_channel_free(g[k]);
 	CHECK(dw_future_waitany(f, 3, 10) == DW_EINVAL);
-	REQUIRE(dw_remotecall(2, "sleeper", &ms[0], sizeof ms[0], &f[0]) ==
-	        DW_OK);
+	f[0] = gated_call(2, &g[0]);
 	double t0 = now_ms();
 	CHECK(dw_future_waitany(f, 1, 50) == DW_ETIMEDOUT);
 	CHECK(now_ms() - t0 >= 49);
+	open_gate(g[0], 0);
 	CHECK(dw_future_waitall(f, 1, -1) == DW_OK);
 	dw_future_free(f[0]);
+	dw_channel_free(g[0]);
 	/* dw_async runs here, on another thread */
 	dw_future *a;
 	REQUIRE(dw_asyncf("twice", &a, "l", (int64_t)21) == DW_OK);
