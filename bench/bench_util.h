@@ -22,9 +22,15 @@
 static inline int BU_NI
 bu_quick(void)
 {
-	const char *q = getenv("BENCH_QUICK");
+	/* read once: it sizes loops whose bodies are nanoseconds */
+	static int quick = -1;
 
-	return q && *q && strcmp(q, "0") != 0;
+	if (quick < 0) {
+		const char *q = getenv("BENCH_QUICK");
+
+		quick = q && *q && strcmp(q, "0") != 0;
+	}
+	return quick;
 }
 
 static inline double BU_NI
