@@ -30,14 +30,6 @@ struct rt rt = {
 static __thread char err_msg[600];
 static __thread int err_pid;
 
-uint64_t
-rt_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void
 rt_set_err(int pid, const char *fmt, ...)
 {

@@ -27,41 +27,6 @@
 #include "runtime/work.h"
 
 int
-cl_wait_fd(int fd, short ev, uint64_t deadline)
-{
-	for (;;) {
-		uint64_t now = rt_now_ms();
-		if (now >= deadline)
-			return -1;
-		struct pollfd p = {.fd = fd, .events = ev};
-		int r = poll(&p, 1, (int)(deadline - now));
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
-int
-cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline)
-{
-	size_t done = 0;
-	while (done < n) {
-		if (cl_wait_fd(fd, wr ? POLLOUT : POLLIN, deadline) < 0)
-			return -2;
-		ssize_t r =
-		    wr ? send(fd, (char *)buf + done, n - done, MSG_NOSIGNAL)
-		       : recv(fd, (char *)buf + done, n - done, 0);
-		if (r == 0)
-			return -1;
-		if (r < 0 && errno != EINTR && errno != EAGAIN)
-			return -1;
-		done += r > 0 ? (size_t)r : 0;
-	}
-	return 0;
-}
-
-int
 cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
            size_t len)
 {

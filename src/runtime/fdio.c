@@ -1,13 +1,12 @@
 /*
- * The blocking socket I/O the runtime's handshake (src/runtime/handshake.c,
- * compiled into this tool for `dwork top`) is written against; in the
- * runtime these live in cluster.c with the rest of the process group.
+ * Blocking socket I/O with a deadline, and the monotonic clock it is
+ * measured on: what the handshake (handshake.c) and the joining of
+ * workers are written against.  Its own file because the dwork tool
+ * compiles it too, for `dwork top`'s handshake with a running master.
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/socket.h>
 #include <time.h>
 
