@@ -563,6 +563,9 @@ static pthread_t ctl_thread;
 static int ctl_running, ctl_clients;
 static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char ctl_cookie_path[sizeof ctl_path];
+/* the default directory, removed at the end when no other master's
+ * sockets are in it (a directory the user named is the user's) */
+static char ctl_dir[200];
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ctl_cv = PTHREAD_COND_INITIALIZER;
 static int ctl_cfds[LIVE_CLIENTS];
@@ -597,6 +600,8 @@ ctl_listen(char *why, size_t wl)
 		return -1;
 	}
 	memcpy(sa.sun_path, ctl_path, (size_t)n + 1);
+	const char *named = getenv("DWORK_RUNTIME_DIR");
+	snprintf(ctl_dir, sizeof ctl_dir, "%s", named && *named ? "" : dir);
 	unlink(ctl_path); /* a stale one of an earlier process of this pid */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* the directory is this user's alone (0700), so the socket's
@@ -773,6 +778,8 @@ live_stop(void)
 	pthread_join(ctl_thread, NULL);
 	unlink(ctl_path);
 	unlink(ctl_cookie_path);
+	if (ctl_dir[0])
+		rmdir(ctl_dir); /* ENOTEMPTY while another master runs */
 	close(ctl_fd);
 	close(ctl_stop[0]);
 	close(ctl_stop[1]);
