@@ -42,7 +42,7 @@ base_println(const void *arg, size_t len, dw_reply *r)
 	if (base_write(&b) < 0)
 		return dw_reply_error(r,
 		                      "dwork_println: writing stdout failed");
-	return 0;
+	return dw_reply_pack(r, ""); /* nothing, for a typed "|" */
 }
 
 /* The MessagePack kind of the first argument (0 if none; its header in
