@@ -1,9 +1,9 @@
 #!/bin/sh
 # The line counts of docs/julia.md, one way for every program: lines that
 # are neither blank nor comment-only.  C: examples/NAME.c as committed
-# (clang-formatted; comment-only = starting with /*, * or //).  Julia:
-# the ```julia blocks of docs/julia.md in order (comment-only = starting
-# #).
+# (clang-formatted; a line is comment-only when nothing but blanks is
+# left without its /* */ and // comments).  Julia: the ```julia blocks
+# of docs/julia.md in order (comment-only = starting with #).
 #
 #   sh examples/linecount.sh            prints "NAME JULIA C RATIO"
 #   sh examples/linecount.sh --check    also fails (exit 1) when a C port
@@ -17,9 +17,30 @@ doc="$root/docs/julia.md"
 names="pmap_uneven jobs_results spawnat distributed_sum add_rm_procs
 machine_file"
 
+# Lines with code left once comments are taken out (/* */ over lines,
+# //; not inside "..." or '...'), so `*p = 0;` counts and a comment's
+# continuation line does not.
 c_lines() {
-	grep -v '^[[:space:]]*$' "$1" | grep -v '^[[:space:]]*//' |
-		grep -vc '^[[:space:]]*/\{0,1\}\*'
+	awk '
+	{
+		out = ""; q = ""
+		for (i = 1; i <= length($0); i++) {
+			c = substr($0, i, 1); d = substr($0, i, 2)
+			if (inc) { if (d == "*/") { inc = 0; i++ }; continue }
+			if (q != "") {
+				out = out c
+				if (c == "\\") { out = out substr($0, ++i, 1) }
+				else if (c == q) q = ""
+				continue
+			}
+			if (d == "/*") { inc = 1; i++; continue }
+			if (d == "//") break
+			if (c == "\"" || c == "'\''") q = c
+			out = out c
+		}
+		if (out ~ /[^[:space:]]/) n++
+	}
+	END { print n + 0 }' "$1"
 }
 
 # Lines of the k-th ```julia block (1-based).
