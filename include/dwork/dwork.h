@@ -673,7 +673,11 @@ DW_API int dw_unpack(const void *buf, size_t len, const char *fmt, ...);
  * to the call (freed when the function returns), b points into arg,
  * references are the function's to free.  Returns 0, or -1 with the
  * call's error set, so that `if (dw_args(r, arg, len, "ld", &n, &x))
- * return -1;` fails the call with the mismatch named.
+ * return -1;` fails the call with the mismatch named.  A future passed
+ * where a value letter (i l d s b D L) is read arrives as its value:
+ * fetched here (blocking, no limit), it must hold one typed value, read
+ * under that letter (b then points into the call's copy); a failed fetch
+ * or a mismatch is the call's error, naming the argument.
  */
 DW_API int dw_args(dw_reply *r, const void *arg, size_t len, const char *fmt,
                    ...);

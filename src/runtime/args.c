@@ -309,7 +309,7 @@ args_resolve(struct args_ctx *x, char c, const struct mp_obj *o, va_list *ap,
 	if (call_reply_hold(x->call, b) < 0)
 		return args_bad(x, "out of memory");
 	struct mp_r r = {b, n, 0};
-	struct mp_obj e;
+	struct mp_obj e = {.kind = 0};
 	if (mp_next(&r, &e) < 0 || e.kind != MP_ARRAY || e.n != 1)
 		return args_bad(x,
 		                "the future given for %s holds %s, not one "
@@ -458,8 +458,11 @@ dw_args(dw_reply *r, const void *arg, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	va_copy(again, ap);
 	call_current(fn, sizeof fn);
-	struct args_ctx x = {"argument", fn[0] ? fn : NULL, 0,
-	                     msg,        sizeof msg,        r};
+	struct args_ctx x = {.what = "argument",
+	                     .fn = fn[0] ? fn : NULL,
+	                     .msg = msg,
+	                     .mlen = sizeof msg,
+	                     .call = r};
 	int err = args_run(x, arg, len, fmt, &ap, 0);
 	if (err == DW_OK && args_hold_all(r, fmt, &again) < 0)
 		snprintf(msg, sizeof msg, "out of memory"), err = DW_ENOMEM;
