@@ -7,22 +7,18 @@
 static void
 show(void) /* println(workers()) */
 {
-	int ids[16], n = dw_workers(ids, 16);
-	for (int i = 0; i < n && i < 16; i++)
-		printf("%d%s", ids[i], i + 1 < n ? " " : "\n");
+	for (int w = dw_worker_next(0); w > 0; w = dw_worker_next(w))
+		printf("%d%s", w, dw_worker_next(w) > 0 ? " " : "\n");
 }
 
-int
-main(int argc, char **argv)
+DW_MAIN(argc, argv)
 {
-	int ids[16];
-	dw_exit_if(dw_init(&argc, &argv));
+	int ids[2];
 	dw_exit_if(dw_addprocs(2, NULL, NULL) != 2);
 	show();
 	dw_exit_if(dw_addprocs(2, NULL, NULL) != 2);
 	show();
-	dw_exit_if(dw_workers(ids, 16) < 2 || dw_rmprocs(ids, 2, 0));
+	dw_exit_if(dw_workers(ids, 2) < 2 || dw_rmprocs(ids, 2, 0));
 	show();
 	printf("%d\n", dw_nprocs());
-	return dw_finalize();
 }

@@ -9,13 +9,11 @@ DW_FOR_I64(flips, i) /* Int(rand(Bool)): a hash of i, so the sum is known */
 	return ((uint64_t)i * 0x9e3779b97f4a7c15u) >> 63;
 }
 
-int
-main(int argc, char **argv)
+DW_MAIN(argc, argv)
 {
 	int64_t heads;
-	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(4, NULL, NULL) != 4);
+	dw_exit_if(dw_addprocs(4, NULL, NULL) != 4);
 	dw_exit_if(
 	    dw_distributed_reduce_i64("flips", 1, 20000001, DW_SUM, &heads));
 	printf("%lld\n", (long long)heads);
-	return dw_finalize();
 }

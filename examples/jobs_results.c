@@ -27,14 +27,13 @@ DW_FUNCTIONF(make_jobs, C, jobs, i, n)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+DW_MAIN(argc, argv)
 {
 	dw_channel *jobs, *results;
 	dw_future *f;
 	int n = 12, ids[4], job, where;
 	double t;
-	dw_exit_if(dw_init(&argc, &argv) || dw_addprocs(4, NULL, ids) != 4 ||
+	dw_exit_if(dw_addprocs(4, NULL, ids) != 4 ||
 	           dw_channel_new(1, 32, &jobs) ||
 	           dw_channel_new(1, 32, &results) ||
 	           dw_asyncf("make_jobs", &f, "Ci", jobs, n));
@@ -49,5 +48,4 @@ main(int argc, char **argv)
 	dw_future_free(f);
 	dw_channel_free(jobs);
 	dw_channel_free(results);
-	return dw_finalize();
 }

@@ -5,16 +5,11 @@
 
 #include <dwork/dwork.h>
 
-int
-main(int argc, char **argv)
+DW_MAIN(argc, argv)
 {
-	int ids[64], n;
 	char h[256];
-	dw_exit_if(dw_init(&argc, &argv));
-	n = dw_workers(ids, 64);
-	for (int i = 0; i < n && i < 64; i++) {
-		dw_exit_if(dw_hostname(ids[i], h, sizeof h));
-		printf("%d %s\n", ids[i], h);
+	for (int w = dw_worker_next(0); w > 0; w = dw_worker_next(w)) {
+		dw_exit_if(dw_hostname(w, h, sizeof h));
+		printf("%d %s\n", w, h);
 	}
-	return dw_finalize();
 }

@@ -673,7 +673,11 @@ DW_API int dw_unpack(const void *buf, size_t len, const char *fmt, ...);
  * to the call (freed when the function returns), b points into arg,
  * references are the function's to free.  Returns 0, or -1 with the
  * call's error set, so that `if (dw_args(r, arg, len, "ld", &n, &x))
- * return -1;` fails the call with the mismatch named.
+ * return -1;` fails the call with the mismatch named.  A future passed
+ * where a value letter (i l d s b D L) is read arrives as its value:
+ * fetched here (blocking, no limit), it must hold one typed value, read
+ * under that letter (b then points into the call's copy); a failed fetch
+ * or a mismatch is the call's error, naming the argument.
  */
 DW_API int dw_args(dw_reply *r, const void *arg, size_t len, const char *fmt,
                    ...);
@@ -1025,6 +1029,82 @@ DW_API int dw_hostname(int pid, char *buf, size_t len);
  * errors to the caller instead (dw_reply_error).
  */
 DW_API void dw_exit_if(int failed);
+
+/*
+ * A program's main, with dw_init before the body and dw_finalize after
+ * it, as a Julia script needs neither:
+ *
+ *   DW_MAIN(argc, argv)
+ *   {
+ *           dw_exit_if(dw_addprocs(4, NULL, NULL) != 4);
+ *           ...
+ *   }
+ *
+ * defines main(), which calls dw_main: dw_init(&argc, &argv) (in a
+ * worker it joins the cluster and never returns; a failure is
+ * dw_exit_if's: the message on stderr, status 1), then the body with the
+ * arguments dw_init left (-p N, --machine-file F removed), then
+ * dw_finalize.  main returns 0, or 1 when dw_finalize failed (its
+ * message on stderr).  The body returns nothing: it stops at an error
+ * with dw_exit_if, or ends the program with exit(status) (dw_finalize
+ * runs from atexit).  A program that handles its errors itself writes
+ * main, dw_init and dw_finalize as before.
+ */
+#define DW_MAIN(argc, argv)                                                    \
+	static void dw_main_body_(int argc DW_FF_U_, char **argv DW_FF_U_);    \
+	int main(int dw_argc_, char **dw_argv_)                                \
+	{                                                                      \
+		return dw_main(&dw_argc_, &dw_argv_, dw_main_body_);           \
+	}                                                                      \
+	static void dw_main_body_(int argc DW_FF_U_, char **argv DW_FF_U_)
+DW_API int dw_main(int *argc, char ***argv,
+                   void (*body)(int argc, char **argv));
+
+/*
+ * Julia's `for w in workers()` without an array of ids:
+ *
+ *   for (int w = dw_worker_next(0); w > 0; w = dw_worker_next(w))
+ *
+ * Returns the smallest worker id above after, or 0 when there is none;
+ * with no workers, 1 (the master, as dw_workers lists it) for after < 1.
+ * Each step reads the list as it is then: a worker that left is skipped,
+ * one that joined with a higher id is seen.  DW_ENOMEM (negative, which
+ * ends the loop) when a list over 256 ids cannot be copied.  Never
+ * blocks on another process.
+ */
+DW_API int dw_worker_next(int after);
+
+/*
+ * Julia's `println(fetch(f))`: waits for f, fetches its typed value and
+ * prints it on stdout as Julia's println would, then a newline, in one
+ * write, flushed: integers, floats in Julia's shortest form (1.5, 2.0,
+ * 1.0e6), strings (quoted inside arrays), arrays as [1.5, 2.5], bytes as
+ * UInt8[0x01], a result of several values as a tuple (1, "a"), none as
+ * nothing.  f stays the caller's.  Returns DW_OK, DW_EINVAL (no f),
+ * DW_EFORMAT (the value is not typed values: a result of the byte API),
+ * DW_EIO (stdout failed), or dw_future_fetch's errors.  Blocks until f
+ * is ready.
+ */
+DW_API int dw_future_println(dw_future *f);
+
+/*
+ * The runtime's Base.  Every process registers these functions, which
+ * Distributed programs call on other processes from Julia's Base, under
+ * the names below (typed arguments; the runtime's own names start with
+ * "dwork"; they appear under these names in traces):
+ *
+ *   "dwork_hostname"  ()      -> s   gethostname (dw_hostname)
+ *   "dwork_println"   (any…)  -> ()  println(args...): prints them on
+ *                                    that process's stdout, strings bare
+ *   "dwork_fill"      (x, i)  -> D/L fill(x, n): n copies of x, a
+ *                                    float64 (D) or an int64 (L),
+ *                                    0 <= n <= 2^26
+ *   "dwork_sum"       (D/L)   -> d/l sum(v): an int64 sum (overflow is
+ *                                    an error) or a float64 one
+ *
+ *   dw_remotecallf(2, "dwork_fill", &f, "di", 0.5, 4);    [0.5, 0.5, ...]
+ *   dw_remote_dof(3, "dwork_println", "s", "hello");
+ */
 
 /* ---- end of short programs ---- */
 

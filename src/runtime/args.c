@@ -170,6 +170,7 @@ struct args_ctx {
 	size_t k;
 	char *msg;
 	size_t mlen;
+	dw_reply *call; /* in dw_args: futures given for values are fetched */
 };
 
 static int args_bad(struct args_ctx *x, const char *fmt, ...)
@@ -289,6 +290,40 @@ args_import(struct args_ctx *x, char c, const struct mp_obj *o, va_list *ap,
 	return DW_OK;
 }
 
+static int args_get(struct args_ctx *x, char c, struct mp_r *r, va_list *ap,
+                    struct args_undo *u, int copy);
+
+/* A future passed where the function's letter c wants a value: the
+ * future's value (one value) read under c, as Ray and Dask hand a task
+ * the values of the futures in its arguments.  One level: a future
+ * inside that value is not fetched. */
+static int
+args_resolve(struct args_ctx *x, char c, const struct mp_obj *o, va_list *ap,
+             struct args_undo *u, int copy)
+{
+	void *b;
+	size_t n;
+	if (args_fetch_ref(o->data, o->n, &b, &n) != DW_OK)
+		return args_bad(x, "fetching the future given for %s: %s",
+		                args_want(c), dw_errmsg());
+	if (call_reply_hold(x->call, b) < 0)
+		return args_bad(x, "out of memory");
+	struct mp_r r = {b, n, 0};
+	struct mp_obj e = {.kind = 0};
+	if (mp_next(&r, &e) < 0 || e.kind != MP_ARRAY || e.n != 1)
+		return args_bad(x,
+		                "the future given for %s holds %s, not one "
+		                "typed value",
+		                args_want(c),
+		                e.kind == MP_ARRAY ? "several or no values"
+		                                   : "raw bytes");
+	dw_reply *call = x->call;
+	x->call = NULL;
+	int err = args_get(x, c, &r, ap, u, copy);
+	x->call = call;
+	return err;
+}
+
 static int
 args_get(struct args_ctx *x, char c, struct mp_r *r, va_list *ap,
          struct args_undo *u, int copy)
@@ -296,6 +331,9 @@ args_get(struct args_ctx *x, char c, struct mp_r *r, va_list *ap,
 	struct mp_obj o;
 	if (mp_next(r, &o) < 0)
 		return args_bad(x, "truncated (expected %s)", args_want(c));
+	if (x->call && o.kind == MP_EXT && o.ext == EXT_FUTURE && c != 'F' &&
+	    c != 'C')
+		return args_resolve(x, c, &o, ap, u, copy);
 	switch (c) {
 	case 'i':
 	case 'l':
@@ -315,12 +353,24 @@ args_get(struct args_ctx *x, char c, struct mp_r *r, va_list *ap,
 	return args_import(x, c, &o, ap, u);
 }
 
+static int args_run(struct args_ctx x, const void *buf, size_t len,
+                    const char *fmt, va_list *ap, int copy);
+
 int
 args_vunpack(const char *what, const char *fn, const void *buf, size_t len,
              const char *fmt, va_list *ap, int copy, char *msg, size_t mlen)
 {
-	size_t n;
-	struct args_ctx x = {what, fn, 0, msg, mlen};
+	struct args_ctx x = {what, fn, 0, msg, mlen, NULL};
+	return args_run(x, buf, len, fmt, ap, copy);
+}
+
+static int
+args_run(struct args_ctx x, const void *buf, size_t len, const char *fmt,
+         va_list *ap, int copy)
+{
+	const char *what = x.what, *fn = x.fn;
+	char *msg = x.msg;
+	size_t n, mlen = x.mlen;
 	if (!fmt || args_count(fmt, &n) < 0) {
 		snprintf(msg, mlen, "bad format \"%s\"", fmt ? fmt : "(null)");
 		return DW_EINVAL;
@@ -408,8 +458,12 @@ dw_args(dw_reply *r, const void *arg, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	va_copy(again, ap);
 	call_current(fn, sizeof fn);
-	int err = args_vunpack("argument", fn[0] ? fn : NULL, arg, len, fmt,
-	                       &ap, 0, msg, sizeof msg);
+	struct args_ctx x = {.what = "argument",
+	                     .fn = fn[0] ? fn : NULL,
+	                     .msg = msg,
+	                     .mlen = sizeof msg,
+	                     .call = r};
+	int err = args_run(x, arg, len, fmt, &ap, 0);
 	if (err == DW_OK && args_hold_all(r, fmt, &again) < 0)
 		snprintf(msg, sizeof msg, "out of memory"), err = DW_ENOMEM;
 	va_end(again);

@@ -24,5 +24,10 @@ int args_vunpack(const char *what, const char *fn, const void *buf, size_t len,
  * pointers of *ap0 (fmt's letters) belong to the call from now on.
  * Returns 0, or -1 when out of memory. */
 int args_hold_all(dw_reply *r, const char *fmt, va_list *ap0);
+/* The value of the future whose exported reference is ref/n (a typed
+ * argument's ext body): imported, waited for, fetched, copied into *buf
+ * (malloc'd) and released (typed_resolve.c).  DW_OK, or the fetch's
+ * error with its message set. */
+int args_fetch_ref(const void *ref, size_t n, void **buf, size_t *len);
 
 #endif
