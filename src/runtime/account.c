@@ -520,6 +520,7 @@ acct_decode(const unsigned char *p, size_t len, struct acct_snap *s, char *why,
 		q += 21 + q[20];
 	}
 	s->nfn = nf;
+	s->used = (size_t)(q - p);
 	return 0;
 }
 
