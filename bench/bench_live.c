@@ -49,6 +49,53 @@ echo(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(echo)
 
+static int
+mypid(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg, (void)len;
+	int v = (int)getpid();
+	return dw_reply_set(r, &v, sizeof v);
+}
+DW_REGISTER(mypid)
+
+/* ns on a CPU of every thread of the master and its workers, from
+ * /proc/PID/task/TID/schedstat: the work itself, whatever else the
+ * machine runs (the wall time also holds the waits for the CPU). */
+static int wpid[2], nwpid;
+
+static uint64_t
+cpu_ns_of(int pid)
+{
+	char p[64], f[600];
+	snprintf(p, sizeof p, "/proc/%d/task", pid);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	uint64_t ns = 0;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof f, "%s/%s/schedstat", p, e->d_name);
+		FILE *fp = fopen(f, "r");
+		unsigned long long v = 0;
+		if (fp && fscanf(fp, "%llu", &v) == 1)
+			ns += v;
+		if (fp)
+			fclose(fp);
+	}
+	if (d)
+		closedir(d);
+	return ns;
+}
+
+static uint64_t
+cpu_ns(void)
+{
+	uint64_t ns = cpu_ns_of((int)getpid());
+	for (int i = 0; i < nwpid; i++)
+		ns += cpu_ns_of(wpid[i]);
+	return ns;
+}
+
 static double
 now_s(void)
 {
@@ -60,7 +107,7 @@ now_s(void)
 static int
 child_calls(int w, int n)
 {
-	uint64_t v = 1;
+	uint64_t v = 1, c0 = cpu_ns();
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
 		void *res;
@@ -69,7 +116,8 @@ child_calls(int w, int n)
 			return 1;
 		free(res);
 	}
-	printf("%.6f\n", now_s() - t0);
+	double t = now_s() - t0;
+	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
 	return 0;
 }
 
@@ -83,10 +131,12 @@ child_pmap(int n)
 		in[i] = (uint64_t)i;
 		items[i] = (dw_buf){&in[i], sizeof in[i]};
 	}
+	uint64_t c0 = cpu_ns();
 	double t0 = now_s();
 	if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
 		return 1;
-	printf("%.6f\n", now_s() - t0);
+	double t = now_s() - t0;
+	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
 	dw_results_free(out, (size_t)n);
 	return 0;
 }
@@ -101,6 +151,15 @@ child(int argc, char **argv, int pmap, int n)
 	int w[2];
 	if (dw_addprocs(pmap ? 2 : 1, NULL, w) != (pmap ? 2 : 1))
 		return 1;
+	for (nwpid = 0; nwpid < (pmap ? 2 : 1); nwpid++) {
+		void *res;
+		size_t len;
+		if (dw_remotecall_fetch(w[nwpid], "mypid", NULL, 0, &res,
+		                        &len) != DW_OK)
+			return 1;
+		memcpy(&wpid[nwpid], res, sizeof wpid[0]);
+		free(res);
+	}
 	int rc = pmap ? child_pmap(n) : child_calls(w[0], n);
 	fflush(stdout);
 	dw_finalize();
@@ -155,8 +214,9 @@ child_top(int argc, char **argv, int n)
 	return 0;
 }
 
+/* One pinned run: its wall time, and its CPU time into *cpu. */
 static double
-run(const char *self, int on, int pmap, int n)
+run(const char *self, int on, int pmap, int n, double *cpu)
 {
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd,
@@ -164,7 +224,7 @@ run(const char *self, int on, int pmap, int n)
 	         pmap, n);
 	FILE *p = popen(cmd, "r");
 	double s = -1;
-	if (!p || fscanf(p, "%lf", &s) != 1)
+	if (!p || fscanf(p, "%lf %lf", &s, cpu) != 2)
 		s = -1;
 	if (p && pclose(p) != 0)
 		s = -1;
@@ -186,12 +246,16 @@ median(double *v, int n)
 static void
 overhead(const char *self, int pmap, int n)
 {
-	double off[RUNS], on[RUNS], ratio[RUNS];
+	double off[RUNS], on[RUNS], ratio[RUNS], coff[RUNS], con[RUNS],
+	    cratio[RUNS];
 	for (int r = 0; r < RUNS; r++) {
-		off[r] = run(self, 0, pmap, n);
-		on[r] = run(self, 1, pmap, n);
+		off[r] = run(self, 0, pmap, n, &coff[r]);
+		on[r] = run(self, 1, pmap, n, &con[r]);
 		ratio[r] = on[r] / off[r];
+		cratio[r] = con[r] / coff[r];
 	}
+	double cm = median(cratio, RUNS), clo = cratio[0],
+	       chi = cratio[RUNS - 1];
 	double m = median(ratio, RUNS), lo = ratio[0], hi = ratio[RUNS - 1];
 	double mon = median(on, RUNS), moff = median(off, RUNS);
 	const char *name =
@@ -199,6 +263,12 @@ overhead(const char *self, int pmap, int n)
 	printf("bench: %s = %.3f (one CPU, median of %d interleaved pairs, "
 	       "spread %.3f-%.3f; on %.2f us, off %.2f us per %s)\n",
 	       name, m, RUNS, lo, hi, mon / n * 1e6, moff / n * 1e6,
+	       pmap ? "item" : "call");
+	double mcon = median(con, RUNS), mcoff = median(coff, RUNS);
+	printf("bench: %s.cpu = %.3f (CPU time of every thread of the run, "
+	       "median of the same pairs, spread %.3f-%.3f; on %.2f us, off "
+	       "%.2f us per %s)\n",
+	       name, cm, clo, chi, mcon / n * 1e6, mcoff / n * 1e6,
 	       pmap ? "item" : "call");
 }
 

@@ -292,6 +292,8 @@ acct_set_role(int role)
 	me_role = role;
 	if (me)
 		__atomic_store_n(&me->role, (uint32_t)role, __ATOMIC_RELAXED);
+	if (role != ACCT_NOT_COUNTED && acct_on)
+		hwc_thread_counted(); /* once a thread, not the hot path */
 }
 
 void

@@ -131,6 +131,7 @@ live_sample_master(uint64_t now)
 	if (b && acct_decode(b, acct_encode(b, live_queue(), ACCT_NCLASS), &s,
 	                     why, sizeof why) == 0) {
 		snprintf(s.host, sizeof s.host, "%s", live_my_host());
+		s.hwc = hwc_totals(&s.cycles, &s.instr);
 		live_roll(&master_w, &s, now);
 	}
 	free(b);
@@ -277,6 +278,9 @@ live_fig_of(const struct live_w *w, int id, struct live_fig *o)
 	o->useful = live_useful(&w->cur, &counted);
 	o->issued = live_issued(&w->cur);
 	snprintf(o->host, sizeof o->host, "%s", w->cur.host);
+	o->hwc = w->cur.hwc;
+	o->cycles = w->cur.cycles;
+	o->instr = w->cur.instr;
 }
 
 size_t

@@ -28,7 +28,9 @@ struct rproc {
 	uint64_t at_begin;          /* its useful ns when the run began */
 	uint64_t useful;            /* ns inside completed runs */
 	uint64_t issued_at, issued; /* calls issued, the same way */
-	int in_run;                 /* sampled at the run's begin */
+	uint64_t cyc_at, cycles, ins_at, instr; /* its counters, the same */
+	int hwc;    /* 0 while every sample had its counters, else why not */
+	int in_run; /* sampled at the run's begin */
 	char host[64];
 };
 
@@ -131,6 +133,9 @@ region_enter(const char *name, const struct sample *s)
 			return DW_ENOMEM;
 		p->at_begin = s->f[i].useful;
 		p->issued_at = s->f[i].issued;
+		p->cyc_at = s->f[i].cycles;
+		p->ins_at = s->f[i].instr;
+		p->hwc = p->hwc ? p->hwc : s->f[i].hwc;
 		p->in_run = 1;
 		if (s->f[i].host[0])
 			memcpy(p->host, s->f[i].host, sizeof p->host);
@@ -179,6 +184,11 @@ region_add_run(struct region *r, const struct sample *s, uint64_t now,
 		p->useful += d;
 		b = p->in_run ? p->issued_at : 0;
 		p->issued += s->f[i].issued >= b ? s->f[i].issued - b : 0;
+		b = p->in_run ? p->cyc_at : 0;
+		p->cycles += s->f[i].cycles >= b ? s->f[i].cycles - b : 0;
+		b = p->in_run ? p->ins_at : 0;
+		p->instr += s->f[i].instr >= b ? s->f[i].instr - b : 0;
+		p->hwc = p->hwc ? p->hwc : s->f[i].hwc;
 		if (s->f[i].host[0])
 			memcpy(p->host, s->f[i].host, sizeof p->host);
 	}
@@ -363,8 +373,10 @@ region_talp(FILE *f)
 		if (!p)
 			break;
 		for (size_t k = 0; k < r->np; k++)
-			p[k] = (struct talp_proc){r->p[k].id, r->p[k].useful,
-			                          r->p[k].issued, r->p[k].host};
+			p[k] = (struct talp_proc){
+			    r->p[k].id,   r->p[k].useful, r->p[k].issued,
+			    r->p[k].host, r->p[k].hwc,    r->p[k].cycles,
+			    r->p[k].instr};
 		tr[n++] = (struct talp_region){r->name, r->elapsed, r->runs,
 		                               r->np, p};
 	}

@@ -16,8 +16,9 @@
 
 struct talp_base {
 	size_t np, nodes;
-	uint64_t useful, mpi, issued;
+	uint64_t useful, mpi, issued, cycles, instr;
 	double max_proc, mpi_of_max, max_node;
+	const struct talp_proc *uncounted; /* one without counters */
 };
 
 static const char *
@@ -86,6 +87,10 @@ talp_base_of(const struct talp_region *r, const char **h, struct talp_base *b)
 		b->useful += p->useful_ns;
 		b->mpi += mpi_of(r, p);
 		b->issued += p->issued;
+		b->cycles += p->cycles;
+		b->instr += p->instr;
+		if (p->hwc && !b->uncounted)
+			b->uncounted = p;
 		if ((double)p->useful_ns > b->max_proc) {
 			b->max_proc = (double)p->useful_ns;
 			b->mpi_of_max = (double)mpi_of(r, p);
@@ -113,14 +118,16 @@ talp_app(FILE *f, const struct talp_region *r, const struct talp_base *b)
 	fprintf(f,
 	        ": {\n      \"numCpus\": %zu,\n      \"numMpiRanks\": %zu,\n"
 	        "      \"numNodes\": %zu,\n      \"avgCpus\": %.1f,\n"
-	        "      \"cycles\": 0,\n      \"instructions\": 0,\n"
+	        "      \"cycles\": %llu,\n      \"instructions\": %llu,\n"
 	        "      \"numMeasurements\": %d,\n      \"numMpiCalls\": %llu,\n"
 	        "      \"numOmpParallels\": 0,\n      \"numOmpTasks\": 0,\n"
 	        "      \"elapsedTime\": %llu,\n      \"usefulTime\": %llu,\n"
 	        "      \"mpiTime\": %llu,\n      \"ompLoadImbalanceTime\": 0,\n"
 	        "      \"ompSchedulingTime\": 0,\n"
 	        "      \"ompSerializationTime\": 0,\n",
-	        b->np, b->np, b->nodes, np, r->runs,
+	        b->np, b->np, b->nodes, np,
+	        (unsigned long long)(b->uncounted ? 0 : b->cycles),
+	        (unsigned long long)(b->uncounted ? 0 : b->instr), r->runs,
 	        (unsigned long long)b->issued,
 	        (unsigned long long)r->elapsed_ns,
 	        (unsigned long long)b->useful, (unsigned long long)b->mpi);
@@ -162,10 +169,13 @@ talp_procs(FILE *f, const struct talp_region *r, const char **h, size_t nh)
 		live_json_str(f, host_of(p));
 		fprintf(f,
 		        ", \"numCpus\": 1, \"avgCpus\": 1.0, "
+		        "\"cycles\": %llu, \"instructions\": %llu, "
 		        "\"numMeasurements\": %d, \"numMpiCalls\": %llu, "
 		        "\"elapsedTime\": %llu, \"usefulTime\": %llu, "
 		        "\"mpiTime\": %llu}",
-		        r->runs, (unsigned long long)p->issued,
+		        (unsigned long long)(p->hwc ? 0 : p->cycles),
+		        (unsigned long long)(p->hwc ? 0 : p->instr), r->runs,
+		        (unsigned long long)p->issued,
 		        (unsigned long long)r->elapsed_ns,
 		        (unsigned long long)p->useful_ns,
 		        (unsigned long long)mpi_of(r, p));
@@ -202,6 +212,27 @@ talp_resources(FILE *f, const struct talp_region *r, int n)
 	free(ids);
 }
 
+/* TALP writes 0 for counters it did not read (no PAPI): so do we, and
+ * say why, so that no reader takes them for a count. */
+static void
+talp_counters(FILE *f, const struct talp_proc *unc)
+{
+	char why[300];
+	if (!unc) {
+		live_json_str(f, "user-mode cycles and instructions of the "
+		                 "counted threads (perf_event_open)");
+		return;
+	}
+	snprintf(why, sizeof why,
+	         "not measured: process %d on %s: no hardware counters "
+	         "(perf_event_open: %s); cycles and instructions are 0, as "
+	         "TALP writes them without PAPI",
+	         unc->id, host_of(unc),
+	         unc->hwc > 0 && unc->hwc < 255 ? strerror(unc->hwc)
+	                                        : "its counters were not told");
+	live_json_str(f, why);
+}
+
 void
 talp_write(FILE *f, const struct talp_region *r, int n)
 {
@@ -225,17 +256,16 @@ talp_write(FILE *f, const struct talp_region *r, int n)
 		fputs(i + 1 < n ? ",\n" : "\n", f);
 	}
 	fputs("  },\n  \"Process\": {\n", f);
+	const struct talp_proc *unc = NULL;
 	for (int i = 0; h && i < n; i++) {
 		struct talp_base b;
 		talp_base_of(&r[i], h, &b);
 		talp_procs(f, &r[i], h, b.nodes);
 		fputs(i + 1 < n ? ",\n" : "\n", f);
+		unc = unc ? unc : b.uncounted;
 	}
-	/* TALP writes 0 for counters it did not read (no PAPI): so do we,
-	 * and say so, rather than let a reader take them for a count */
-	fputs("  },\n  \"dwork\": {\"cycles\": \"not measured\", "
-	      "\"instructions\": \"not measured\", \"mapping\": "
-	      "\"docs/runtime.md, Regions\"}\n}\n",
-	      f);
+	fputs("  },\n  \"dwork\": {\"counters\": ", f);
+	talp_counters(f, unc);
+	fputs(", \"mapping\": \"docs/runtime.md, Regions\"}\n}\n", f);
 	free(h);
 }

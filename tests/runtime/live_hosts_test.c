@@ -22,7 +22,12 @@
  * points); at exit the TALP file must hold every process with its host,
  * its useful time within 2% + 20 ms of the work asked of it, numNodes
  * the distinct hosts, and the load balance (in and out of nodes) that
- * those known times give, within 0.03.
+ * those known times give, within 0.03.  --late also runs a region
+ * "spin" in which worker 2 executes SPIN_N iterations of a two-
+ * instruction loop: where the machine has hardware counters its TALP
+ * "instructions" must hold them (2 x SPIN_N, plus at most 30 million of
+ * the runtime's own); where it has none the file must say why and write
+ * 0, as TALP does without PAPI (the check says it was skipped).
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -43,6 +48,7 @@
 #define ROUND_MS 250
 #define HB_MS    "500"
 #define MAXW     8
+#define SPIN_N   50000000L
 
 static int
 sleep_ms(const void *arg, size_t len, dw_reply *r)
@@ -67,6 +73,22 @@ half(const void *arg, size_t len, dw_reply *r)
 	return sleep_ms(arg, len, r);
 }
 DW_REGISTER(half)
+
+/* SPIN_N iterations of dec + jnz: 2 x SPIN_N instructions (x86-64). */
+static int
+spin(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg, (void)len;
+	long n = SPIN_N;
+#if defined(__x86_64__)
+	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n));
+#else
+	for (volatile long i = 0; i < n; i++)
+		;
+#endif
+	return dw_reply_set(r, &n, sizeof n);
+}
+DW_REGISTER(spin)
 
 static int
 hostname(const void *arg, size_t len, dw_reply *r)
@@ -209,6 +231,15 @@ master_main(int argc, char **argv, int netns, const char *dir)
 	}
 	if (dw_region_end("run") != DW_OK)
 		return 1;
+	void *res;
+	size_t len;
+	if (!netns && (dw_region_begin("spin") != DW_OK ||
+	               dw_remotecall_fetch(ws[0].id, "spin", NULL, 0, &res,
+	                                   &len) != DW_OK ||
+	               dw_region_end("spin") != DW_OK))
+		return 1;
+	if (!netns)
+		free(res);
 	char p[700];
 	snprintf(p, sizeof p, "%s/asked", dir);
 	FILE *f = fopen(p, "w");
@@ -467,14 +498,16 @@ talp_proc(const char *talp, int id)
 	return p ? strstr(p, key) : NULL;
 }
 
+static char talp_text[1 << 16];
+
 static void
 check_talp(const char *mode, const char *path, const struct known *k, int n,
            int nodes)
 {
 	FILE *f = fopen(path, "r");
 	REQUIRE(f != NULL);
-	static char t[1 << 16];
-	size_t len = fread(t, 1, sizeof t - 1, f);
+	char *t = talp_text;
+	size_t len = fread(t, 1, sizeof talp_text - 1, f);
 	t[len] = 0;
 	fclose(f);
 	const char *app = strstr(t, "\"Application\"");
@@ -525,6 +558,34 @@ check_talp(const char *mode, const char *path, const struct known *k, int n,
 	CHECK(lb > mean / max - 0.03 && lb < mean / max + 0.03);
 	CHECK(in > node_max / max - 0.03 && in < node_max / max + 0.03);
 	CHECK(out > mean / node_max - 0.03 && out < mean / node_max + 0.03);
+}
+
+/* The counters: counted where the machine has them, else 0 and why. */
+static void
+check_counters(const char *t)
+{
+	const char *c = strstr(t, "\"counters\": \"");
+	REQUIRE(c != NULL);
+	c += strlen("\"counters\": \"");
+	const char *app = strstr(t, "\"Application\"");
+	if (!strncmp(c, "not measured", 12)) {
+		printf("live_hosts late: counters: skipped: %.*s\n",
+		       (int)strcspn(c, "\""), c);
+		CHECK(num_after(app, "cycles") == 0);
+		CHECK(num_after(app, "instructions") == 0);
+		return;
+	}
+	const char *p = strstr(t, "\"spin\": [");
+	p = p ? strstr(p, "{\"rank\": 2,") : NULL;
+	REQUIRE(p != NULL);
+	double ins = num_after(p, "instructions"), cyc = num_after(p, "cycles");
+	printf("live_hosts late: spin: %.0f instructions (known %ld), %.0f "
+	       "cycles\n",
+	       ins, 2 * SPIN_N, cyc);
+#if defined(__x86_64__)
+	CHECK(ins >= 2.0 * SPIN_N && ins < 2.0 * SPIN_N + 30e6);
+#endif
+	CHECK(cyc > 0);
 }
 
 /* Each worker's host (its own gethostname) is the one the test gave it. */
@@ -596,6 +657,8 @@ run_mode(int netns, char **argv)
 	for (int i = 0; i < n; i++)
 		CHECK(asked[i].id == k[i].id && asked[i].kind == k[i].kind);
 	check_talp(mode, talp, asked, n, netns ? 3 : 1);
+	if (!netns)
+		check_counters(talp_text);
 	if (!tu_failures)
 		tu_rmtree(dir);
 	else
