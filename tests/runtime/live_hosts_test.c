@@ -14,8 +14,12 @@
  *           namespace, their own address and host name "dwhost1",
  *           "dwhost2"), their workers dialling in.  Host 1's two (S, H)
  *           join at the start; host 2's one (H) starts and dials in
- *           mid-run, when a local worker (S) is added too.  Without
- *           root or namespaces the mode says why and is skipped (77).
+ *           mid-run, when a local worker (S) is added too.  Host 3 is
+ *           an sshd in a UTS namespace of its own ("dwhost3"): one
+ *           worker (H) joins at the start through a machine file (the
+ *           ssh manager).  Without root or namespaces the mode says why
+ *           and is skipped (77); without sshd, host 3 is left out (and
+ *           the test says why).
  *
  * Mid-run, after the late ones joined, `dwork top --once --json` must
  * show every process with its host and its useful fraction (within 5
@@ -43,6 +47,7 @@
 #include <dwork/dwork.h>
 #include <dwork/error.h>
 
+#include "manager_util.h"
 #include "testutil.h"
 
 #define ROUND_MS 250
@@ -209,6 +214,21 @@ master_start(int netns, const char *dir)
 	if (dw_accept_workers(2, 20000, ids) != 2)
 		return -1;
 	note(ids, 2, "SH");
+	/* host 3: a machine file naming the sshd the test started */
+	char ssh[800] = "", mf[700];
+	snprintf(p, sizeof p, "%s/sshcmd", dir);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (!fgets(ssh, sizeof ssh, f))
+		ssh[0] = 0;
+	fclose(f);
+	ssh[strcspn(ssh, "\n")] = 0;
+	snprintf(mf, sizeof mf, "%s/machines", dir);
+	dw_ssh_options o = {.ssh = ssh};
+	if (dw_addprocs_machinefile(mf, &o, ids, 1) != 1)
+		return -1;
+	note(ids, 1, "H");
 	return 0;
 }
 
@@ -256,18 +276,37 @@ master_main(int argc, char **argv, int netns, const char *dir)
 
 static char exe[1024];
 static pid_t hosts[3];
+static struct sshd sd = {.pid = -1};
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Host 3: sshd on the master's loopback in a UTS namespace of its own,
+ * so the workers it starts are on "dwhost3"; the machine file and the
+ * ssh command go to the master in DIR/machines and DIR/sshcmd.  0, or
+ * -1 with the reason in sd.why. */
 static int
-sh(const char *fmt, ...)
+ssh_host_start(const char *dir)
 {
-	char cmd[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	char kd[400], p[700], to[700];
+	snprintf(kd, sizeof kd, "%s/sshkeys", dir);
+	if (mkdir(kd, 0700) != 0 || mu_ssh_keys(&sd, kd) != 0)
+		return -1;
+	if (mu_sshd_start(&sd, "127.0.0.1", 0,
+	                  "unshare --uts -- sh -c "
+	                  "'hostname dwhost3 && exec \"$0\" \"$@\"'") != 0)
+		return -1;
+	snprintf(p, sizeof p, "%s/machines", dir);
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "# host 3 of live_hosts\n1*127.0.0.1:%d\n", sd.port);
+	fclose(f);
+	snprintf(p, sizeof p, "%s/sshcmd.tmp", dir);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", sd.ssh_cmd);
+	fclose(f);
+	snprintf(to, sizeof to, "%s/sshcmd", dir);
+	return rename(p, to);
 }
 
 /* Host h (1, 2) in new network and UTS namespaces, named dwhostH: once
@@ -280,9 +319,9 @@ host_main(int h, int n, const char *dir, int go)
 	setpgid(0, 0);
 	if (read(go, &b, 1) != 1)
 		_exit(2);
-	if (sh("ip addr add 10.78.0.%d/24 dev eth0 && ip link set eth0 up "
-	       "&& ip link set lo up",
-	       10 + h) != 0)
+	if (mu_sh("ip addr add 10.78.0.%d/24 dev eth0 && ip link set eth0 up "
+	          "&& ip link set lo up",
+	          10 + h) != 0)
 		_exit(3);
 	snprintf(p, sizeof p, "%s/port", dir);
 	for (int i = 0; i < 3000 && !exists(dir, "port"); i++)
@@ -335,9 +374,9 @@ host_start(int h, int n, const char *dir)
 	}
 	close(ready[0]);
 	hosts[h] = p;
-	if (sh("ip link add dwl%d type veth peer name eth0 netns %d && "
-	       "ip link set dwl%d master dwlbr && ip link set dwl%d up",
-	       h, (int)p, h, h) != 0)
+	if (mu_sh("ip link add dwl%d type veth peer name eth0 netns %d && "
+	          "ip link set dwl%d master dwlbr && ip link set dwl%d up",
+	          h, (int)p, h, h) != 0)
 		return -1;
 	REQUIRE(write(go[1], "g", 1) == 1);
 	close(go[1]);
@@ -366,8 +405,9 @@ netns_refused(void)
 		return "no ip command (iproute2)";
 	if (unshare(CLONE_NEWNET) != 0)
 		return "unshare(CLONE_NEWNET) refused";
-	if (sh("ip link set lo up && ip link add dwlbr type bridge && "
-	       "ip addr add 10.78.0.1/24 dev dwlbr && ip link set dwlbr up") !=
+	if (mu_sh(
+	        "ip link set lo up && ip link add dwlbr type bridge && "
+	        "ip addr add 10.78.0.1/24 dev dwlbr && ip link set dwlbr up") !=
 	    0)
 		return "cannot make a bridge in a new namespace";
 	return NULL;
@@ -608,6 +648,9 @@ run_mode(int netns, char **argv)
 	setenv("DWORK_HEARTBEAT_MS", HB_MS, 1);
 	setenv("DWORK_TRACE", "0", 1);
 	setenv("DWORK_TALP_FILE", talp, 1);
+	int have_ssh = netns && ssh_host_start(dir) == 0;
+	if (netns && !have_ssh)
+		printf("live_hosts netns: host 3 (ssh) left out: %s\n", sd.why);
 	fflush(stdout);
 	pid_t m = fork();
 	REQUIRE(m >= 0);
@@ -619,6 +662,7 @@ run_mode(int netns, char **argv)
 		kill(m, SIGKILL);
 		waitpid(m, NULL, 0);
 		hosts_kill();
+		mu_sshd_stop(&sd);
 		tu_rmtree(dir);
 		printf("live_hosts netns: skipped: cannot make a host "
 		       "namespace\n");
@@ -635,15 +679,20 @@ run_mode(int netns, char **argv)
 	gethostname(self, sizeof self - 1);
 	const char *late_hosts[] = {self, self, self};
 	const char *ns_hosts[] = {"dwhost1", "dwhost1", "dwhost2", self};
+	const char *ssh_hosts[] = {"dwhost1", "dwhost1", "dwhost3", "dwhost2",
+	                           self};
+	const char *const *want = !netns     ? late_hosts
+	                          : have_ssh ? ssh_hosts
+	                                     : ns_hosts;
+	const char *kinds = !netns ? "SHS" : have_ssh ? "SHHHS" : "SHHS";
 	struct known k[MAXW];
 	/* the ids and hosts are only written at the end: take them from
 	 * the order of joining, which the master also follows */
-	int n = netns ? 4 : 3;
+	int n = (int)strlen(kinds);
 	for (int i = 0; i < n; i++) {
 		k[i].id = i + 2;
-		k[i].kind = (netns ? "SHHS" : "SHS")[i];
-		snprintf(k[i].host, sizeof k[i].host, "%s",
-		         netns ? ns_hosts[i] : late_hosts[i]);
+		k[i].kind = kinds[i];
+		snprintf(k[i].host, sizeof k[i].host, "%s", want[i]);
 	}
 	check_top(mode, k, n);
 	touch(dir, "stop");
@@ -651,12 +700,13 @@ run_mode(int netns, char **argv)
 	REQUIRE(waitpid(m, &st, 0) == m);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	hosts_kill();
+	mu_sshd_stop(&sd);
 	struct known asked[MAXW];
 	CHECK(read_asked(dir, asked) == n);
-	check_hosts(asked, n, netns ? ns_hosts : late_hosts);
+	check_hosts(asked, n, want);
 	for (int i = 0; i < n; i++)
 		CHECK(asked[i].id == k[i].id && asked[i].kind == k[i].kind);
-	check_talp(mode, talp, asked, n, netns ? 3 : 1);
+	check_talp(mode, talp, asked, n, !netns ? 1 : have_ssh ? 4 : 3);
 	if (!netns)
 		check_counters(talp_text);
 	if (!tu_failures)
