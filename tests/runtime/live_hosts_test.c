@@ -550,6 +550,7 @@ check_talp(const char *mode, const char *path, const struct known *k, int n,
 	size_t len = fread(t, 1, sizeof talp_text - 1, f);
 	t[len] = 0;
 	fclose(f);
+	fputs(t, stdout); /* the run's TALP file, for the log */
 	const char *app = strstr(t, "\"Application\"");
 	REQUIRE(app != NULL);
 	CHECK(num_after(app, "numMpiRanks") == n + 1);
