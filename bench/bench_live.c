@@ -5,20 +5,34 @@
  *   live.overhead_ratio       100,000 sequential dw_remotecall_fetch calls
  *                             to one worker with accounting on, divided
  *                             by the same with DWORK_ACCOUNT=0 (target
- *                             <= 1.02); runs alternate, best of 5 each
+ *                             <= 1.02), in the stable mode: every process
+ *                             pinned to one CPU (taskset -c 0), on and
+ *                             off runs interleaved, the median of RUNS
+ *                             pairs' ratios (their spread is printed)
  *   live.overhead_ratio.pmap  dw_pmap of 20,000 items over 2 workers,
  *                             the same way
+ *   live.instr_ratio          instructions of every process per call,
+ *                             on over off, from valgrind --tool=callgrind
+ *                             (the difference of 1,200 calls and 200, so
+ *                             start-up and exit cancel): the figure the
+ *                             load cannot move
  *   live.top_snapshot_ms_256  `dwork top --once --json` against a master
  *                             of 256 local workers: the whole command
  *                             (exec, handshake, one snapshot), best and
  *                             median of 20 (target: one snapshot <= 100)
  *
- * Tracing is off in both.  Each run is a child process (a cluster is set
- * up once per process, and its workers inherit DWORK_ACCOUNT).
+ * Unpinned, the timing flips with where the scheduler puts the two
+ * processes (cross-CPU wake-ups cost tens of microseconds on a VM):
+ * 0.87-1.09 across runs, which hid a 2% cost.  Tracing is off in all.
+ * Each run is a child process (its workers inherit DWORK_ACCOUNT).
+ * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
  */
+#include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +40,7 @@
 
 #define CALLS 100000
 #define ITEMS 20000
-#define RUNS  5
+#define RUNS  7 /* interleaved on/off pairs */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -34,6 +48,53 @@ echo(const void *arg, size_t len, dw_reply *r)
 	return dw_reply_set(r, arg, len);
 }
 DW_REGISTER(echo)
+
+static int
+mypid(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg, (void)len;
+	int v = (int)getpid();
+	return dw_reply_set(r, &v, sizeof v);
+}
+DW_REGISTER(mypid)
+
+/* ns on a CPU of every thread of the master and its workers, from
+ * /proc/PID/task/TID/schedstat: the work itself, whatever else the
+ * machine runs (the wall time also holds the waits for the CPU). */
+static int wpid[2], nwpid;
+
+static uint64_t
+cpu_ns_of(int pid)
+{
+	char p[64], f[600];
+	snprintf(p, sizeof p, "/proc/%d/task", pid);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	uint64_t ns = 0;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof f, "%s/%s/schedstat", p, e->d_name);
+		FILE *fp = fopen(f, "r");
+		unsigned long long v = 0;
+		if (fp && fscanf(fp, "%llu", &v) == 1)
+			ns += v;
+		if (fp)
+			fclose(fp);
+	}
+	if (d)
+		closedir(d);
+	return ns;
+}
+
+static uint64_t
+cpu_ns(void)
+{
+	uint64_t ns = cpu_ns_of((int)getpid());
+	for (int i = 0; i < nwpid; i++)
+		ns += cpu_ns_of(wpid[i]);
+	return ns;
+}
 
 static double
 now_s(void)
@@ -44,23 +105,24 @@ now_s(void)
 }
 
 static int
-child_calls(int w)
+child_calls(int w, int n)
 {
-	uint64_t v = 1;
+	uint64_t v = 1, c0 = cpu_ns();
 	double t0 = now_s();
-	for (int i = 0; i < CALLS; i++) {
+	for (int i = 0; i < n; i++) {
 		void *res;
 		size_t len;
 		if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &len) != DW_OK)
 			return 1;
 		free(res);
 	}
-	printf("%.6f\n", now_s() - t0);
+	double t = now_s() - t0;
+	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
 	return 0;
 }
 
 static int
-child_pmap(void)
+child_pmap(int n)
 {
 	static uint64_t in[ITEMS];
 	static dw_buf items[ITEMS];
@@ -69,16 +131,19 @@ child_pmap(void)
 		in[i] = (uint64_t)i;
 		items[i] = (dw_buf){&in[i], sizeof in[i]};
 	}
+	uint64_t c0 = cpu_ns();
 	double t0 = now_s();
-	if (dw_pmap("echo", items, ITEMS, out, NULL) != DW_OK)
+	if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
 		return 1;
-	printf("%.6f\n", now_s() - t0);
-	dw_results_free(out, ITEMS);
+	double t = now_s() - t0;
+	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
+	dw_results_free(out, (size_t)n);
 	return 0;
 }
 
+/* --child PMAP N: N calls (PMAP 0) or N pmap items (PMAP 1). */
 static int
-child(int argc, char **argv, int pmap)
+child(int argc, char **argv, int pmap, int n)
 {
 	dw_options o = {.trace = "0"};
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
@@ -86,7 +151,16 @@ child(int argc, char **argv, int pmap)
 	int w[2];
 	if (dw_addprocs(pmap ? 2 : 1, NULL, w) != (pmap ? 2 : 1))
 		return 1;
-	int rc = pmap ? child_pmap() : child_calls(w[0]);
+	for (nwpid = 0; nwpid < (pmap ? 2 : 1); nwpid++) {
+		void *res;
+		size_t len;
+		if (dw_remotecall_fetch(w[nwpid], "mypid", NULL, 0, &res,
+		                        &len) != DW_OK)
+			return 1;
+		memcpy(&wpid[nwpid], res, sizeof wpid[0]);
+		free(res);
+	}
+	int rc = pmap ? child_pmap(n) : child_calls(w[0], n);
 	fflush(stdout);
 	dw_finalize();
 	return rc;
@@ -140,15 +214,17 @@ child_top(int argc, char **argv, int n)
 	return 0;
 }
 
+/* One pinned run: its wall time, and its CPU time into *cpu. */
 static double
-run(const char *self, int on, int pmap)
+run(const char *self, int on, int pmap, int n, double *cpu)
 {
 	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "DWORK_ACCOUNT=%d %s --child %d", on, self,
-	         pmap);
+	snprintf(cmd, sizeof cmd,
+	         "DWORK_ACCOUNT=%d taskset -c 0 %s --child %d %d", on, self,
+	         pmap, n);
 	FILE *p = popen(cmd, "r");
 	double s = -1;
-	if (!p || fscanf(p, "%lf", &s) != 1)
+	if (!p || fscanf(p, "%lf %lf", &s, cpu) != 2)
 		s = -1;
 	if (p && pclose(p) != 0)
 		s = -1;
@@ -159,11 +235,134 @@ run(const char *self, int on, int pmap)
 	return s;
 }
 
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof v[0], cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* RUNS interleaved off/on pairs, pinned; prints the median ratio. */
+static void
+overhead(const char *self, int pmap, int n)
+{
+	double off[RUNS], on[RUNS], ratio[RUNS], coff[RUNS], con[RUNS],
+	    cratio[RUNS];
+	for (int r = 0; r < RUNS; r++) {
+		off[r] = run(self, 0, pmap, n, &coff[r]);
+		on[r] = run(self, 1, pmap, n, &con[r]);
+		ratio[r] = on[r] / off[r];
+		cratio[r] = con[r] / coff[r];
+	}
+	double cm = median(cratio, RUNS), clo = cratio[0],
+	       chi = cratio[RUNS - 1];
+	double m = median(ratio, RUNS), lo = ratio[0], hi = ratio[RUNS - 1];
+	double mon = median(on, RUNS), moff = median(off, RUNS);
+	const char *name =
+	    pmap ? "live.overhead_ratio.pmap" : "live.overhead_ratio";
+	printf("bench: %s = %.3f (one CPU, median of %d interleaved pairs, "
+	       "spread %.3f-%.3f; on %.2f us, off %.2f us per %s)\n",
+	       name, m, RUNS, lo, hi, mon / n * 1e6, moff / n * 1e6,
+	       pmap ? "item" : "call");
+	double mcon = median(con, RUNS), mcoff = median(coff, RUNS);
+	printf("bench: %s.cpu = %.3f (CPU time of every thread of the run, "
+	       "median of the same pairs, spread %.3f-%.3f; on %.2f us, off "
+	       "%.2f us per %s)\n",
+	       name, cm, clo, chi, mcon / n * 1e6, mcoff / n * 1e6,
+	       pmap ? "item" : "call");
+}
+
+static int
+rm_cg(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char f[1200];
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+			unlink(f);
+		}
+	if (d)
+		closedir(d);
+	return rmdir(dir);
+}
+
+/* Instructions of every process of a run of n calls under callgrind
+ * (the totals of all its output files); 0 when the run failed. */
+static uint64_t
+instructions(const char *self, const char *dir, int on, int n)
+{
+	char cmd[5000], line[512], f[1200];
+	snprintf(cmd, sizeof cmd,
+	         "DWORK_ACCOUNT=%d DWORK_HEARTBEAT_MS=600000 "
+	         "DWORK_HEARTBEAT_TIMEOUT_MS=1200000 valgrind --tool=callgrind "
+	         "--trace-children=yes --callgrind-out-file=%s/cg.%%p "
+	         "%s --child 0 %d >/dev/null 2>&1",
+	         on, dir, self, n);
+	uint64_t total = 0;
+	if (system(cmd) != 0)
+		return 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "cg.", 3))
+			continue;
+		snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+		FILE *fp = fopen(f, "r");
+		while (fp && fgets(line, sizeof line, fp))
+			if (!strncmp(line, "totals:", 7) ||
+			    !strncmp(line, "summary:", 8)) {
+				total +=
+				    strtoull(strchr(line, ':') + 1, NULL, 10);
+				break;
+			}
+		if (fp)
+			fclose(fp);
+		unlink(f);
+	}
+	if (d)
+		closedir(d);
+	return total;
+}
+
+static double
+instr_per_call(const char *self, const char *dir, int on)
+{
+	uint64_t a = instructions(self, dir, on, 200);
+	uint64_t b = instructions(self, dir, on, 1200);
+	return a && b > a ? (double)(b - a) / 1000.0 : -1;
+}
+
+static void
+instr_ratio(const char *self)
+{
+	char dir[600];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/dwlive-XXXXXX", tmp ? tmp : "/tmp");
+	if (system("valgrind --version >/dev/null 2>&1") != 0 ||
+	    !mkdtemp(dir)) {
+		printf("bench: live.instr_ratio: no valgrind (missing)\n");
+		return;
+	}
+	double off = instr_per_call(self, dir, 0);
+	double on = instr_per_call(self, dir, 1);
+	rm_cg(dir);
+	if (off > 0 && on > 0)
+		printf("bench: live.instr_ratio = %.3f (callgrind, all "
+		       "processes: %.0f instructions a call on, %.0f off, "
+		       "+%.0f)\n",
+		       on / off, on, off, on - off);
+	else
+		printf("bench: live.instr_ratio: callgrind run failed "
+		       "(missing)\n");
+}
+
 int
 main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "--child"))
-		return child(argc, argv, atoi(argv[2]));
+	if (argc >= 4 && !strcmp(argv[1], "--child"))
+		return child(argc, argv, atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "--top"))
 		return child_top(argc, argv, atoi(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "--dwork-worker")) {
@@ -173,22 +372,15 @@ main(int argc, char **argv)
 	char self[4096];
 	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
 	self[k > 0 ? k : 0] = 0;
-	for (int pmap = 0; pmap < 2; pmap++) {
-		double off = 1e30, on = 1e30;
-		for (int r = 0; r < RUNS; r++) {
-			double v = run(self, 0, pmap);
-			off = v < off ? v : off;
-			v = run(self, 1, pmap);
-			on = v < on ? v : on;
-		}
-		int n = pmap ? ITEMS : CALLS;
-		const char *name =
-		    pmap ? "live.overhead_ratio.pmap" : "live.overhead_ratio";
-		printf("bench: %s = %.3f (on %.2f us, off %.2f us per %s)\n",
-		       name, on / off, on / n * 1e6, off / n * 1e6,
-		       pmap ? "item" : "call");
-	}
+	const char *q = getenv("BENCH_QUICK");
+	int quick = q && *q && strcmp(q, "0");
+	overhead(self, 0, quick ? CALLS / 10 : CALLS);
+	overhead(self, 1, quick ? ITEMS / 10 : ITEMS);
 	printf("bench: live.overhead_ratio.target = 1.02\n");
+	if (!quick)
+		instr_ratio(self);
+	else
+		printf("bench: live.instr_ratio: BENCH_QUICK (missing)\n");
 	fflush(stdout);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "%s --top 256", self);

@@ -292,6 +292,8 @@ acct_set_role(int role)
 	me_role = role;
 	if (me)
 		__atomic_store_n(&me->role, (uint32_t)role, __ATOMIC_RELAXED);
+	if (role != ACCT_NOT_COUNTED && acct_on)
+		hwc_thread_counted(); /* once a thread, not the hot path */
 }
 
 void
@@ -520,6 +522,7 @@ acct_decode(const unsigned char *p, size_t len, struct acct_snap *s, char *why,
 		q += 21 + q[20];
 	}
 	s->nfn = nf;
+	s->used = (size_t)(q - p);
 	return 0;
 }
 

@@ -69,7 +69,7 @@ live_queue(void)
 static void
 live_send_stats(struct conn *c, uint64_t ref)
 {
-	unsigned char *b = malloc(ACCT_STATS_MAX);
+	unsigned char *b = malloc(ACCT_STATS_MAX + LIVE_TAIL_MAX);
 	if (!b)
 		return;
 	/* the reader was in the state under the frame handling */
@@ -79,6 +79,7 @@ live_send_stats(struct conn *c, uint64_t ref)
 	    (rtr_stack[d - 1] & RTR_STATE) == DWT_STATE_SEND_RECEIVE)
 		self = acct_class_of(rtr_stack[d - 2] & RTR_STATE);
 	size_t n = acct_encode(b, live_queue(), self);
+	n += live_tail_put(b + n);
 	struct frame f;
 	frame_init(&f, WIRE_STATS, ref, NULL, 0, b, n, 1);
 	conn_send(c, &f, 0);
@@ -128,8 +129,11 @@ live_sample_master(uint64_t now)
 	struct acct_snap s;
 	char why[128];
 	if (b && acct_decode(b, acct_encode(b, live_queue(), ACCT_NCLASS), &s,
-	                     why, sizeof why) == 0)
+	                     why, sizeof why) == 0) {
+		snprintf(s.host, sizeof s.host, "%s", live_my_host());
+		s.hwc = hwc_totals(&s.cycles, &s.instr);
 		live_roll(&master_w, &s, now);
+	}
 	free(b);
 }
 
@@ -143,6 +147,7 @@ live_store(int id, const unsigned char *p, size_t len, struct conn *c,
 		conn_fail(c, "%s", why);
 		return;
 	}
+	live_tail_get(p + s.used, len - s.used, &s);
 	uint64_t now = rt_now_ms();
 	pthread_mutex_lock(&live_lock);
 	struct live_w *w = live_slot(id);
@@ -256,19 +261,38 @@ live_refresh(int timeout_ms)
 	free(ids);
 }
 
-size_t
-live_useful_all(int *ids, uint64_t *useful, size_t max)
+static uint64_t
+live_issued(const struct acct_snap *s)
+{
+	uint64_t n = 0;
+	for (uint32_t k = 0; k < s->nfn; k++)
+		n += s->fn[k].issued;
+	return n;
+}
+
+static void
+live_fig_of(const struct live_w *w, int id, struct live_fig *o)
 {
 	uint32_t counted;
+	o->id = id;
+	o->useful = live_useful(&w->cur, &counted);
+	o->issued = live_issued(&w->cur);
+	snprintf(o->host, sizeof o->host, "%s", w->cur.host);
+	o->hwc = w->cur.hwc;
+	o->cycles = w->cur.cycles;
+	o->instr = w->cur.instr;
+}
+
+size_t
+live_figs_all(struct live_fig *out, size_t max)
+{
 	size_t n = 0;
 	pthread_mutex_lock(&live_lock);
 	live_sample_master(rt_now_ms());
-	ids[n] = 1;
-	useful[n++] = live_useful(&master_w.cur, &counted);
-	for (size_t i = 0; i < nws && n < max; i++, n++) {
-		ids[n] = ws[i].id;
-		useful[n] = live_useful(&ws[i].cur, &counted);
-	}
+	if (max)
+		live_fig_of(&master_w, 1, &out[n++]);
+	for (size_t i = 0; i < nws && n < max; i++)
+		live_fig_of(&ws[i], ws[i].id, &out[n++]);
 	pthread_mutex_unlock(&live_lock);
 	return n;
 }
@@ -283,7 +307,7 @@ struct live_row {
 	uint64_t served, issued, rss, sent, recv;
 	uint32_t queue, counted;
 	double share[ACCT_NCLASS]; /* of the interval's counted time */
-	const char *fn;
+	const char *fn, *host;
 	uint64_t age_ms;
 };
 
@@ -384,6 +408,7 @@ live_row_of(const struct live_w *w, uint64_t now_ms, double elapsed_ns,
 	r->recv = s->recv;
 	r->queue = s->queue;
 	r->fn = live_fn_now(s);
+	r->host = s->host;
 	live_shares(w, r->share);
 	r->age_ms = now_ms - w->cur_ms;
 }
@@ -422,7 +447,7 @@ live_pop(const struct live_row *r, size_t n, int interval)
 	return p;
 }
 
-static void
+void
 live_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -471,6 +496,8 @@ live_json(FILE *f, const struct live_row *r, size_t n, double up_s)
 		        "\"runtime\":%.4f,\"idle\":%.4f}",
 		        r[i].share[0], r[i].share[1], r[i].share[2],
 		        r[i].share[3]);
+		fputs(",\"host\":", f);
+		live_json_str(f, r[i].host);
 		fprintf(f,
 		        ",\"queue\":%u,\"rss_bytes\":%llu,\"bytes_sent\":%llu,"
 		        "\"bytes_received\":%llu,\"age_ms\":%llu}",

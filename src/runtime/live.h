@@ -83,6 +83,13 @@ struct acct_snap {
 	uint32_t nthr, nfn;
 	struct acct_thr thr[ACCT_THREADS];
 	struct acct_fn *fn; /* nfn, malloc'd */
+	size_t used;        /* bytes of the payload decoded */
+	/* the payload's tail (livehost.c): its host, and its counted
+	 * threads' user-mode cycles and instructions when hwc is 0 (else
+	 * the errno that stopped them, -1: not told) */
+	char host[64];
+	int hwc;
+	uint64_t cycles, instr;
 };
 /* Decodes p; 0, or -1 with the reason in why. */
 int acct_decode(const unsigned char *p, size_t len, struct acct_snap *s,
@@ -108,9 +115,36 @@ int live_dir(char *dir, size_t len, char *why, size_t wl);
 /* Master: asks every worker for its figures now and waits up to
  * timeout_ms for their answers (those that leave are not waited for). */
 void live_refresh(int timeout_ms);
-/* Master: each process's useful ns (its counted threads) as last heard,
- * the master's own now; returns how many of max were written. */
-size_t live_useful_all(int *ids, uint64_t *useful, size_t max);
+/* Master: each process's figures as last heard (the master's own now):
+ * useful ns of its counted threads, calls issued, its host; returns how
+ * many of max were written. */
+struct live_fig {
+	int id;
+	uint64_t useful, issued;
+	char host[64];
+	int hwc; /* as acct_snap's */
+	uint64_t cycles, instr;
+};
+size_t live_figs_all(struct live_fig *out, size_t max);
+
+/* ---- the host tail of a STATS payload (livehost.c) ---- */
+/* After acct_encode's bytes a process appends 'H', u8 n, n bytes of its
+ * host name, then 'C', u8 0 or the errno that stopped its counters, u64
+ * cycles, u64 instructions (docs/wire-protocol.md); a payload without
+ * them (an older worker) leaves host "" and hwc -1. */
+#define LIVE_TAIL_MAX 84u
+size_t live_tail_put(unsigned char *p);
+void live_tail_get(const unsigned char *p, size_t len, struct acct_snap *s);
+/* This host's name, read once. */
+const char *live_my_host(void);
+
+/* ---- hardware counters (hwcount.c) ---- */
+/* The calling thread is counted: opens its cycles and instructions
+ * counters once (acct_set_role). */
+void hwc_thread_counted(void);
+/* This process's counted threads' user-mode cycles and instructions
+ * (those that ended included); 0, or the errno that stopped them. */
+int hwc_totals(uint64_t *cycles, uint64_t *instr);
 
 /* ---- regions (region.c) ---- */
 /* dw_finalize: closes the regions still entered and writes them all as
@@ -120,5 +154,27 @@ void region_finish(void);
 #include <stdio.h>
 void region_json(FILE *f);
 void region_text(FILE *f);
+
+/* Writes s as a JSON string, quoted and escaped (control.c). */
+void live_json_str(FILE *f, const char *s);
+
+/* ---- the TALP document (talp.c) ---- */
+struct talp_proc {
+	int id;
+	uint64_t useful_ns, issued;
+	const char *host;
+	int hwc; /* 0: cycles and instr were counted, else why not */
+	uint64_t cycles, instr;
+};
+struct talp_region {
+	const char *name;
+	uint64_t elapsed_ns;
+	int runs;
+	size_t np;
+	const struct talp_proc *p;
+};
+/* Writes n regions as the JSON that DLB's TALP 3.5 writes (docs/
+ * runtime.md gives the mapping). */
+void talp_write(FILE *f, const struct talp_region *r, int n);
 
 #endif

@@ -25,9 +25,13 @@
 
 struct rproc {
 	int id;
-	uint64_t at_begin; /* its useful ns when the run began */
-	uint64_t useful;   /* ns inside completed runs */
-	int in_run;        /* sampled at the run's begin */
+	uint64_t at_begin;          /* its useful ns when the run began */
+	uint64_t useful;            /* ns inside completed runs */
+	uint64_t issued_at, issued; /* calls issued, the same way */
+	uint64_t cyc_at, cycles, ins_at, instr; /* its counters, the same */
+	int hwc;    /* 0 while every sample had its counters, else why not */
+	int in_run; /* sampled at the run's begin */
+	char host[64];
 };
 
 struct region {
@@ -44,8 +48,7 @@ static struct region regions[REGION_MAX];
 static int nregions;
 
 struct sample {
-	int ids[REGION_PROCS];
-	uint64_t useful[REGION_PROCS];
+	struct live_fig f[REGION_PROCS];
 	size_t n;
 };
 
@@ -54,7 +57,7 @@ region_sample(struct sample *s, int fresh)
 {
 	if (fresh)
 		live_refresh(REGION_WAIT_MS);
-	s->n = live_useful_all(s->ids, s->useful, REGION_PROCS);
+	s->n = live_figs_all(s->f, REGION_PROCS);
 }
 
 static struct region *
@@ -125,11 +128,17 @@ region_enter(const char *name, const struct sample *s)
 	for (size_t i = 0; i < r->np; i++)
 		r->p[i].in_run = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		struct rproc *p = region_proc(r, s->ids[i]);
+		struct rproc *p = region_proc(r, s->f[i].id);
 		if (!p)
 			return DW_ENOMEM;
-		p->at_begin = s->useful[i];
+		p->at_begin = s->f[i].useful;
+		p->issued_at = s->f[i].issued;
+		p->cyc_at = s->f[i].cycles;
+		p->ins_at = s->f[i].instr;
+		p->hwc = p->hwc ? p->hwc : s->f[i].hwc;
 		p->in_run = 1;
+		if (s->f[i].host[0])
+			memcpy(p->host, s->f[i].host, sizeof p->host);
 	}
 	r->open = 1;
 	r->t_begin = acct_now();
@@ -161,17 +170,27 @@ region_add_run(struct region *r, const struct sample *s, uint64_t now,
                uint64_t *useful, uint64_t *elapsed)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		struct rproc *p = region_proc(r, s->ids[i]);
+		struct rproc *p = region_proc(r, s->f[i].id);
 		if (!p)
 			continue;
 		size_t k = (size_t)(p - r->p);
 		/* a process that joined inside the run began it at 0 */
 		uint64_t b = p->in_run ? p->at_begin : 0;
-		uint64_t d = s->useful[i] >= b ? s->useful[i] - b : 0;
-		if (useful)
+		uint64_t d = s->f[i].useful >= b ? s->f[i].useful - b : 0;
+		if (useful) {
 			useful[k] += d;
-		else
-			p->useful += d;
+			continue;
+		}
+		p->useful += d;
+		b = p->in_run ? p->issued_at : 0;
+		p->issued += s->f[i].issued >= b ? s->f[i].issued - b : 0;
+		b = p->in_run ? p->cyc_at : 0;
+		p->cycles += s->f[i].cycles >= b ? s->f[i].cycles - b : 0;
+		b = p->in_run ? p->ins_at : 0;
+		p->instr += s->f[i].instr >= b ? s->f[i].instr - b : 0;
+		p->hwc = p->hwc ? p->hwc : s->f[i].hwc;
+		if (s->f[i].host[0])
+			memcpy(p->host, s->f[i].host, sizeof p->host);
 	}
 	uint64_t e = now > r->t_begin ? now - r->t_begin : 0;
 	if (elapsed)
@@ -342,44 +361,30 @@ region_text(FILE *f)
 	free(s);
 }
 
-/* The TALP 3.5 document (docs/runtime.md gives the mapping): one entry
- * of "popMetrics" per region. */
+/* The regions as talp.c writes them (lock held). */
 static void
 region_talp(FILE *f)
 {
-	char ts[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
-	int procs = 0;
-	for (int i = 0; i < nregions; i++)
-		procs = (int)regions[i].np > procs ? (int)regions[i].np : procs;
-	fprintf(f,
-	        "{\n  \"dlbVersion\": \"3.5\",\n  \"timestamp\": \"%s\",\n"
-	        "  \"resources\": {\"numCpus\": %d, \"numMpiRanks\": %d, "
-	        "\"numNodes\": 1},\n  \"popMetrics\": {",
-	        ts, procs, procs);
-	for (int i = 0; i < nregions; i++) {
-		dw_region_info m;
-		if (region_info(&regions[i], NULL, &m) != DW_OK)
-			continue;
-		fprintf(f, "%s\n    ", i ? "," : "");
-		region_json_name(f, regions[i].name);
-		fprintf(f,
-		        ": {\"numCpus\": %d, \"numMpiRanks\": %d, "
-		        "\"numNodes\": 1, \"numMeasurements\": %d, "
-		        "\"elapsedTime\": %.0f, \"usefulTime\": %.0f, "
-		        "\"cycles\": 0, \"instructions\": 0, "
-		        "\"averageIPC\": 0, \"parallelEfficiency\": %.4f, "
-		        "\"communicationEfficiency\": %.4f, "
-		        "\"loadBalance\": %.4f, \"lbIn\": %.4f, "
-		        "\"lbOut\": 1}",
-		        m.processes, m.processes, m.runs, m.elapsed_s * 1e9,
-		        m.useful_s * 1e9, m.parallel_efficiency,
-		        m.communication_efficiency, m.load_balance,
-		        m.load_balance);
+	struct talp_region *tr = calloc((size_t)nregions + 1, sizeof *tr);
+	int n = 0;
+	for (int i = 0; tr && i < nregions; i++) {
+		struct region *r = &regions[i];
+		struct talp_proc *p = calloc(r->np + 1, sizeof *p);
+		if (!p)
+			break;
+		for (size_t k = 0; k < r->np; k++)
+			p[k] = (struct talp_proc){
+			    r->p[k].id,   r->p[k].useful, r->p[k].issued,
+			    r->p[k].host, r->p[k].hwc,    r->p[k].cycles,
+			    r->p[k].instr};
+		tr[n++] = (struct talp_region){r->name, r->elapsed, r->runs,
+		                               r->np, p};
 	}
-	fputs("\n  }\n}\n", f);
+	if (tr)
+		talp_write(f, tr, n);
+	for (int i = 0; tr && i < n; i++)
+		free((void *)tr[i].p);
+	free(tr);
 }
 
 void

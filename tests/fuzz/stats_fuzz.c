@@ -1,8 +1,9 @@
 /*
- * libFuzzer target for the STATS payload decoder (live.h, acct_decode):
- * the input is what a worker sends the master with each heartbeat.  The
- * decoder must refuse what does not fit, never read past the input, and
- * what it accepts must be within its limits.
+ * libFuzzer target for the STATS payload decoder (live.h, acct_decode,
+ * then live_tail_get for the host and counters after it): the input is
+ * what a worker sends the master with each heartbeat.  The decoder must
+ * refuse what does not fit, never read past the input, and what it
+ * accepts must be within its limits.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +31,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < s->nfn; i++)
 			if (strlen(s->fn[i].name) > 255)
 				abort();
+		if (s->used > size)
+			abort();
+		live_tail_get(p + s->used, size - s->used, s);
+		if (strlen(s->host) >= sizeof s->host || s->hwc > 255)
+			abort();
 		acct_snap_free(s);
 	}
 	free(s);

@@ -196,12 +196,13 @@ main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "cat %s", talp);
 	char *j = slurp_cmd(cmd);
 	printf("%s", j);
-	CHECK(strstr(j, "\"dlbVersion\": \"3.5\"") != NULL);
+	CHECK(strstr(j, "\"dlbVersion\": \"3.5.0\"") != NULL);
+	CHECK(strstr(j, "\"Application\": {") != NULL);
 	const char *solve = strstr(j, "\"solve\": {");
 	REQUIRE(solve != NULL);
 	/* the TALP file has spaces after colons */
-	double lb = json_num(solve, "loadBalance"),
-	       ce = json_num(solve, "communicationEfficiency"),
+	double lb = json_num(solve, "mpiLoadBalance"),
+	       ce = json_num(solve, "mpiCommunicationEfficiency"),
 	       pe = json_num(solve, "parallelEfficiency");
 	if (lb < 0) {
 		char *s = strdup(solve), *w = s;
@@ -209,11 +210,17 @@ main(int argc, char **argv)
 			if (*r != ' ')
 				*w++ = *r;
 		*w = 0;
-		lb = json_num(s, "loadBalance");
-		ce = json_num(s, "communicationEfficiency");
+		lb = json_num(s, "mpiLoadBalance");
+		ce = json_num(s, "mpiCommunicationEfficiency");
 		pe = json_num(s, "parallelEfficiency");
 		CHECK(json_num(s, "numMeasurements") == 1);
 		CHECK(json_num(s, "numMpiRanks") == 3);
+		/* one host: its mean is the mean, so In = LB and Out = 1 */
+		CHECK(json_num(s, "numNodes") == 1);
+		double in = json_num(s, "mpiLoadBalanceIn"),
+		       out = json_num(s, "mpiLoadBalanceOut");
+		CHECK(in - lb < 0.0002 && lb - in < 0.0002);
+		CHECK(out > 0.9999 && out < 1.0001);
 		double el = json_num(s, "elapsedTime") * 1e-9;
 		CHECK(el > ROUNDS * ROUND_MS * 1e-3 + 0.55 &&
 		      el < ROUNDS * ROUND_MS * 1e-3 + 0.75);
