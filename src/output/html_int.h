@@ -1,4 +1,4 @@
-/* Internals of the timeline writer (html.c) and its drawing (html_draw.c). */
+/* Internals of the timeline writer (html.c) and its drawing (html_draw.h). */
 #ifndef DW_MERGE_HTML_INT_H
 #define DW_MERGE_HTML_INT_H
 
