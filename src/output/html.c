@@ -49,12 +49,6 @@ state_cols(html_writer *h, hw_thread *t, uint32_t state)
 }
 
 /* Pixel position of time t (may lie outside 0 .. width). */
-double
-hw_x(const html_writer *h, uint64_t t)
-{
-	return ((double)t - (double)h->from) * h->width / (double)h->span;
-}
-
 static dw_err
 on_state(html_writer *h, const mg_rec *r)
 {

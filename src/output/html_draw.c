@@ -1,163 +1,15 @@
 /*
  * Drawing the timeline: header, time axis, one row of bars per thread
  * (runs of pixel columns with the same dominant state), which rows
- * fold, and the text helpers the other drawing files share
- * (html_draw.h); the page around it is html_page.c.
+ * fold, and the whole picture in order (hw_draw); the other parts are
+ * the files html_draw.h names.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "output/html_draw.h"
 #include "output/labels.h"
-#include "output/stats.h"
-
-/* Colours for states the labels do not colour. */
-static const uint32_t palette[] = {0xe6194b, 0x3cb44b, 0xffe119, 0x4363d8,
-                                   0xf58231, 0x911eb4, 0x46f0f0, 0xf032e6};
-
-/* ---- Text --------------------------------------------------------------- */
-
-void
-hw_esc_n(FILE *f, const char *s, size_t n)
-{
-	for (const char *e = s + n; s < e; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '&')
-			fputs("&amp;", f);
-		else if (c == '<')
-			fputs("&lt;", f);
-		else if (c == '>')
-			fputs("&gt;", f);
-		else if (c == '"')
-			fputs("&quot;", f);
-		else if (c < 0x20 || c == 0x7f)
-			fputc(' ', f);
-		else
-			fputc(c, f);
-	}
-}
-
-void
-hw_esc(FILE *f, const char *s)
-{
-	if (s)
-		hw_esc_n(f, s, strlen(s));
-}
-
-static const char *
-unit_name(uint64_t unit)
-{
-	return unit >= 1000000000 ? "s"
-	       : unit >= 1000000  ? "ms"
-	       : unit >= 1000     ? "\xc2\xb5s"
-	                          : "ns";
-}
-
-static uint64_t
-unit_for(double ns)
-{
-	return ns >= 1e9   ? 1000000000
-	       : ns >= 1e6 ? 1000000
-	       : ns >= 1e3 ? 1000
-	                   : 1;
-}
-
-/* Decimals that resolve `res` ns in `unit`. */
-static int
-decimals_for(double res, uint64_t unit)
-{
-	double r = res / (double)unit;
-	int d = r >= 1 ? 0 : (int)ceil(-log10(r));
-
-	return d > 6 ? 6 : d;
-}
-
-void
-hw_put_time(const hw_canvas *d, uint64_t t)
-{
-	fprintf(d->f, "%.*f %s", d->decimals, (double)t / (double)d->unit,
-	        unit_name(d->unit));
-}
-
-/* ---- Labels ---------------------------------------------------------------
- */
-
-static const mg_state_label *
-state_label(const hw_canvas *d, uint32_t state)
-{
-	const mg_labels *l = d->info->labels;
-	size_t lo = 0, hi = l ? l->nstates : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->states[mid].state == state)
-			return &l->states[mid];
-		if (l->states[mid].state < state)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-uint32_t
-hw_state_rgb(const hw_canvas *d, uint32_t state)
-{
-	const mg_state_label *s = state_label(d, state);
-
-	return s ? s->rgb : palette[state % 8];
-}
-
-void
-hw_state_name(const hw_canvas *d, uint32_t state)
-{
-	const mg_state_label *s = state_label(d, state);
-
-	if (s)
-		hw_esc(d->f, s->name);
-	else
-		fprintf(d->f, "State %u", state);
-}
-
-static void
-shown_add(hw_canvas *d, uint32_t state)
-{
-	uint32_t *a;
-
-	for (size_t i = 0; i < d->nshown; i++)
-		if (d->shown[i] == state)
-			return;
-	a = realloc(d->shown, (d->nshown + 1) * sizeof *a);
-	if (!a)
-		return; /* the legend lacks it; the bars are drawn */
-	d->shown = a;
-	d->shown[d->nshown++] = state;
-}
-
-/* A dwork process's thread by its name ("worker 3 executor 1", the
- * dwork id, not the task); any other "2.1 label": Paraver's task.thread
- * from 1 and the thread's label. */
-void
-hw_thread_short(const hw_canvas *d, size_t i)
-{
-	const mg_thread *t = &d->info->threads[i];
-	size_t n = 0;
-	const char *l = st_name_label(t->name, &n);
-
-	if (l && t->name && strncmp(t->name, "task ", 5)) {
-		hw_esc_n(d->f, t->name, strlen(t->name));
-		return;
-	}
-	fprintf(d->f, "%u.%u", t->task + 1, t->num + 1);
-	if (l) {
-		fputc(' ', d->f);
-		hw_esc_n(d->f, l, n);
-	}
-}
 
 /* ---- Header and axis ---------------------------------------------------- */
 
@@ -188,8 +40,8 @@ draw_header(hw_canvas *d)
 	fprintf(d->f,
 	        "; a pixel column is %.3g %s, coloured by its dominant "
 	        "state</text>\n",
-	        d->ns_px / (double)unit_for(d->ns_px),
-	        unit_name(unit_for(d->ns_px)));
+	        d->ns_px / (double)hw_unit_for(d->ns_px),
+	        hw_unit_name(hw_unit_for(d->ns_px)));
 	if (h->svg)
 		return;
 	fprintf(d->f,
@@ -212,8 +64,8 @@ draw_axis(hw_canvas *d)
 {
 	const html_writer *h = d->h;
 	double step = nice_step((double)h->span);
-	uint64_t unit = unit_for((double)h->to);
-	int dec = decimals_for(step, unit);
+	uint64_t unit = hw_unit_for((double)h->to);
+	int dec = hw_decimals_for(step, unit);
 
 	fputs("<g id=\"axis\" class=\"ax\">\n", d->f);
 	for (double t = ceil((double)h->from / step) * step;
@@ -225,12 +77,28 @@ draw_axis(hw_canvas *d)
 		        "<text x=\"%.1f\" y=\"%u\" text-anchor=\"middle\">%.*f "
 		        "%s</text>\n",
 		        x, HW_TOP - 6, x, d->bottom, x, HW_TOP - 10, dec,
-		        t / (double)unit, unit_name(unit));
+		        t / (double)unit, hw_unit_name(unit));
 	}
 	fputs("</g>\n", d->f);
 }
 
 /* ---- Rows --------------------------------------------------------------- */
+
+/* A state drawn, for the style and the legend. */
+static void
+shown_add(hw_canvas *d, uint32_t state)
+{
+	uint32_t *a;
+
+	for (size_t i = 0; i < d->nshown; i++)
+		if (d->shown[i] == state)
+			return;
+	a = realloc(d->shown, (d->nshown + 1) * sizeof *a);
+	if (!a)
+		return; /* the legend lacks it; the bars are drawn */
+	d->shown = a;
+	d->shown[d->nshown++] = state;
+}
 
 /* The dominant state of column c (-1: nothing drawn) and the ns of the
  * column the thread spent in any state. */
@@ -317,12 +185,6 @@ draw_row(hw_canvas *d, size_t i)
 		total = c < d->h->width ? tc : 0;
 	}
 	fputs("</g>\n", d->f);
-}
-
-const char *
-hw_hide(const hw_canvas *d, size_t row)
-{
-	return d->row_y[row] < 0 ? " display=\"none\"" : "";
 }
 
 static void
@@ -456,8 +318,8 @@ hw_draw(html_writer *h, const mg_info *info, FILE *f)
 
 	d.width = HW_PLOT_X + h->width + HW_MARGIN;
 	d.ns_px = (double)h->span / h->width;
-	d.unit = unit_for((double)(h->to > 0 ? h->to : 1));
-	d.decimals = decimals_for(d.ns_px, d.unit);
+	d.unit = hw_unit_for((double)(h->to > 0 ? h->to : 1));
+	d.decimals = hw_decimals_for(d.ns_px, d.unit);
 	d.runtime = lb_is_runtime(info->labels);
 	d.idle = calloc(h->nthreads + 1, sizeof *d.idle);
 	d.row_y = calloc(h->nthreads + 1, sizeof *d.row_y);

@@ -1,6 +1,7 @@
 /*
  * Internals of the timeline's drawing, shared by its files:
- * html_draw.c (header, axis, rows, which rows fold, the text helpers),
+ * html_text.c (escaping, times, state and thread names, pixel positions),
+ * html_draw.c (header, axis, rows, which rows fold, the whole picture),
  * html_marks.c (function runs and user events over the bars),
  * html_lines.c (message lines), html_legend.c (the legend and figures),
  * html_page.c (the SVG/HTML page, its style and script).  Every
@@ -45,8 +46,12 @@ typedef struct hw_canvas {
 void hw_esc_n(FILE *f, const char *s, size_t n);
 void hw_esc(FILE *f, const char *s);
 
-/* A time in the picture's unit and decimals. */
+/* A time in the picture's unit and decimals; a unit (ns per unit)
+ * named, the unit for a span, the decimals that resolve res ns in it. */
 void hw_put_time(const hw_canvas *d, uint64_t t);
+const char *hw_unit_name(uint64_t unit);
+uint64_t hw_unit_for(double ns);
+int hw_decimals_for(double res, uint64_t unit);
 
 /* A state's colour (its label's, else one of a palette) and name. */
 uint32_t hw_state_rgb(const hw_canvas *d, uint32_t state);
