@@ -4,7 +4,7 @@
 # a clean tree, which must pass.
 set -u
 check=$(cd "$(dirname "$0")" && pwd)/arch_check.sh
-tmp=$(mktemp -d /tmp/dw_arch.XXXXXX) || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dw_arch.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 expect() { # what output-file
