@@ -114,7 +114,7 @@ void rt_set_err(int pid, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* loop.c: the I/O thread */
+/* loop.c: the I/O thread (iocmd.c: handing it work) */
 int loop_start(void);
 void loop_stop(void);
 /* Runs fn(arg) on the I/O thread and waits for it (fork happens there so
@@ -132,6 +132,11 @@ void loop_later(void (*fn)(void *), void *p);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
+/* loop_wake, loop_run and loop_later are iocmd.c's, below the links and
+ * the dispatch; the I/O thread drains them after each batch: the
+ * functions loop_run handed over, then the work put off. */
+void loop_commands(void);
+void loop_free_batch(void);
 /* accept4 with SOCK_CLOEXEC that survives descriptor exhaustion: at
  * EMFILE/ENFILE the waiting connection is accepted on a reserved
  * descriptor and closed (-2, logged once per episode); -1 with errno
