@@ -53,11 +53,27 @@ tu_tmpdir(const char *tag)
 		         tag);
 		return path;
 	}
-	const char *base = getenv("TMPDIR");
-	snprintf(path, sizeof path, "%s/dwtest-%s-XXXXXX", base ? base : "/tmp",
-	         tag);
-	REQUIRE(mkdtemp(path) != NULL);
+	char name[128];
+	snprintf(name, sizeof name, "dwtest-%s", tag);
+	REQUIRE(mkdtemp(tu_tmp_template(path, sizeof path, name)) != NULL);
 	return path;
+}
+
+char *
+tu_tmp_template(char *buf, size_t len, const char *name)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !base[0])
+		base = "/tmp";
+	int n = snprintf(buf, len, "%s/%s-XXXXXX", base, name);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr,
+		        "test: TMPDIR %s is too long for a %zu-byte "
+		        "name\n",
+		        base, len);
+		exit(1);
+	}
+	return buf;
 }
 
 int

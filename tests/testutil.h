@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tu_tmp.h"
+
 #define TEST_SKIP 77
 
 /* Under AddressSanitizer freed memory sits in a quarantine, so RSS

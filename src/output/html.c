@@ -11,6 +11,7 @@
 
 #include "common/safefile.h"
 #include "output/html_int.h"
+#include "output/outfile.h"
 
 static dw_err
 fail(html_writer *h, dw_err err, const char *what)
@@ -49,12 +50,6 @@ state_cols(html_writer *h, hw_thread *t, uint32_t state)
 }
 
 /* Pixel position of time t (may lie outside 0 .. width). */
-double
-hw_x(const html_writer *h, uint64_t t)
-{
-	return ((double)t - (double)h->from) * h->width / (double)h->span;
-}
-
 static dw_err
 on_state(html_writer *h, const mg_rec *r)
 {
@@ -390,8 +385,6 @@ hw_free(mg_writer *w)
 {
 	html_writer *h = (html_writer *)w;
 
-	if (!h->ended)
-		unlink(h->tmp);
 	for (size_t i = 0; i < h->nthreads; i++) {
 		for (uint32_t k = 0; k < h->threads[i].nused; k++)
 			free(h->threads[i].cols[k]);
@@ -403,8 +396,7 @@ hw_free(mg_writer *w)
 	free(h->threads);
 	free(h->lines);
 	st_stats_free(h->st);
-	free(h->path);
-	free(h->tmp);
+	of_names_free(h->path, h->tmp, !h->ended);
 	free(h);
 }
 
@@ -436,10 +428,8 @@ html_writer_open(const char *path, const html_opts *o, mg_writer **out)
 	h->width = o->width ? o->width : HW_WIDTH;
 	h->svg = o->svg;
 	h->max_lines = o->max_lines ? o->max_lines : HW_MAX_LINES;
-	h->path = strdup(path);
-	if (h->path && asprintf(&h->tmp, "%s.tmp", path) < 0)
-		h->tmp = NULL;
-	if (!h->path || !h->tmp || st_stats_new(path, &h->st) != DW_OK) {
+	if (of_names(&h->path, &h->tmp, path, "") != DW_OK ||
+	    st_stats_new(path, &h->st) != DW_OK) {
 		h->ended = true;
 		hw_free(&h->base);
 		return DW_ENOMEM;

@@ -1,4 +1,4 @@
-/* Internals of the timeline writer (html.c) and its drawing (html_draw.c). */
+/* Internals of the timeline writer (html.c) and its drawing (html_draw.h). */
 #ifndef DW_MERGE_HTML_INT_H
 #define DW_MERGE_HTML_INT_H
 
@@ -79,7 +79,8 @@ typedef struct html_writer {
 /* Ends what runs on every thread at its end (before hw_draw). */
 void hw_close_runs(html_writer *h);
 
-/* Pixel position (from the plot's left edge) of time t in ns. */
+/* Pixel position (from the plot's left edge) of time t in ns
+ * (html_text.c). */
 double hw_x(const html_writer *h, uint64_t t);
 
 /* Where rows are, for the drawings of other files. */

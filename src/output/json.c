@@ -24,6 +24,7 @@
 #include "output/labels.h"
 #include "output/nest.h"
 #include "output/outbuf.h"
+#include "output/outfile.h"
 #include "output/stats.h"
 #include "output/writers.h"
 
@@ -83,14 +84,7 @@ typedef struct json_writer {
 static dw_err
 fail(json_writer *j, dw_err err, const char *what, const char *path)
 {
-	int e = j->out.errnum;
-
-	if (err == DW_ENOMEM)
-		snprintf(j->base.err, sizeof j->base.err, "out of memory");
-	else
-		snprintf(j->base.err, sizeof j->base.err, "cannot %s %s: %s",
-		         what, path, e ? strerror(e) : dw_strerror(err));
-	return err;
+	return of_fail(&j->base, err, what, path, j->out.errnum);
 }
 
 /* ---- Strings ------------------------------------------------------------- */
@@ -749,11 +743,9 @@ json_end(mg_writer *w, const mg_info *info)
 	err = ob_close(&j->out);
 	if (err != DW_OK)
 		return fail(j, err, "write", j->tmp);
-	if ((unlink(j->path) < 0 && errno != ENOENT) ||
-	    rename(j->tmp, j->path) < 0) {
-		j->out.errnum = errno;
-		return fail(j, dw_err_from_errno(errno), "rename to", j->path);
-	}
+	err = of_commit(&j->base, j->tmp, j->path);
+	if (err != DW_OK)
+		return err;
 	j->ended = true;
 	return DW_OK;
 }
@@ -765,8 +757,6 @@ json_free(mg_writer *w)
 
 	if (j->opened)
 		ob_discard(&j->out);
-	if (!j->ended && j->tmp)
-		unlink(j->tmp);
 	for (size_t i = 0; j->th && i < j->nthreads; i++) {
 		free(j->th[i].held);
 		free(j->th[i].marks);
@@ -790,8 +780,7 @@ json_free(mg_writer *w)
 	free(j->states);
 	free(j->types);
 	free(j->funcs);
-	free(j->path);
-	free(j->tmp);
+	of_names_free(j->path, j->tmp, !j->ended);
 	free(j);
 }
 
@@ -813,11 +802,8 @@ json_writer_new(const char *prefix, mg_writer **out)
 		return DW_ENOMEM;
 	j->base.ops = &json_ops;
 	j->out.fd = -1;
-	if (asprintf(&j->path, "%s.json", prefix) < 0)
-		j->path = NULL;
-	if (asprintf(&j->tmp, "%s.json.tmp", prefix) < 0)
-		j->tmp = NULL;
-	if (!j->path || !j->tmp || st_stats_new(prefix, &j->st) != DW_OK) {
+	if (of_names(&j->path, &j->tmp, prefix, ".json") != DW_OK ||
+	    st_stats_new(prefix, &j->st) != DW_OK) {
 		j->ended = true;
 		json_free(&j->base);
 		return DW_ENOMEM;

@@ -37,6 +37,7 @@
 
 #include "output/labels.h"
 #include "output/otf2_int.h"
+#include "output/outfile.h"
 
 static otf2_writer *o2_current; /* for the error callback */
 
@@ -747,8 +748,7 @@ otf2_free(mg_writer *w)
 	free(o->regions);
 	free(o->func_region);
 	free(o->loc);
-	free(o->dir);
-	free(o->tmp);
+	of_names_free(o->dir, o->tmp, false); /* the archive: arch_remove */
 	free(o);
 }
 
@@ -769,11 +769,7 @@ otf2_writer_new(const char *prefix, mg_writer **out)
 	if (!o)
 		return DW_ENOMEM;
 	o->base.ops = &otf2_ops;
-	if (asprintf(&o->dir, "%s-otf2", prefix) < 0)
-		o->dir = NULL;
-	if (asprintf(&o->tmp, "%s-otf2.tmp", prefix) < 0)
-		o->tmp = NULL;
-	if (!o->dir || !o->tmp) {
+	if (of_names(&o->dir, &o->tmp, prefix, "-otf2") != DW_OK) {
 		otf2_free(&o->base);
 		return DW_ENOMEM;
 	}

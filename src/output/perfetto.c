@@ -32,6 +32,7 @@
 #include "output/pbenc.h"
 #include "output/nest.h"
 #include "output/outbuf.h"
+#include "output/outfile.h"
 #include "output/writers.h"
 
 /* Field numbers (Perfetto's protos/perfetto/trace/...). */
@@ -138,14 +139,7 @@ typedef struct pf_writer {
 static dw_err
 fail(pf_writer *w, dw_err err, const char *what, const char *path)
 {
-	int e = w->out.errnum;
-
-	if (err == DW_ENOMEM)
-		snprintf(w->base.err, sizeof w->base.err, "out of memory");
-	else
-		snprintf(w->base.err, sizeof w->base.err, "cannot %s %s: %s",
-		         what, path, e ? strerror(e) : dw_strerror(err));
-	return err;
+	return of_fail(&w->base, err, what, path, w->out.errnum);
 }
 
 /* A new name; its iid, or 0 when out of memory. */
@@ -794,11 +788,9 @@ pf_end(mg_writer *mw, const mg_info *info)
 	err = ob_close(&w->out);
 	if (err != DW_OK)
 		return fail(w, err, "write", w->tmp);
-	if ((unlink(w->path) < 0 && errno != ENOENT) ||
-	    rename(w->tmp, w->path) < 0) {
-		w->out.errnum = errno;
-		return fail(w, dw_err_from_errno(errno), "rename to", w->path);
-	}
+	err = of_commit(&w->base, w->tmp, w->path);
+	if (err != DW_OK)
+		return err;
 	w->ended = true;
 	return DW_OK;
 }
@@ -810,8 +802,6 @@ pf_free(mg_writer *mw)
 
 	if (w->opened)
 		ob_discard(&w->out);
-	if (!w->ended && w->tmp)
-		unlink(w->tmp);
 	for (size_t i = 0; w->th && i < w->nthreads; i++) {
 		free(w->th[i].sent);
 		free(w->th[i].recv);
@@ -826,8 +816,7 @@ pf_free(mg_writer *mw)
 	free(w->th);
 	free(w->state_iid);
 	free(w->type_iid);
-	free(w->path);
-	free(w->tmp);
+	of_names_free(w->path, w->tmp, !w->ended);
 	free(w);
 }
 
@@ -849,11 +838,7 @@ perfetto_writer_new(const char *prefix, mg_writer **out)
 		return DW_ENOMEM;
 	w->base.ops = &pf_ops;
 	w->out.fd = -1;
-	if (asprintf(&w->path, "%s.pftrace", prefix) < 0)
-		w->path = NULL;
-	if (asprintf(&w->tmp, "%s.pftrace.tmp", prefix) < 0)
-		w->tmp = NULL;
-	if (!w->path || !w->tmp) {
+	if (of_names(&w->path, &w->tmp, prefix, ".pftrace") != DW_OK) {
 		w->ended = true;
 		pf_free(&w->base);
 		return DW_ENOMEM;

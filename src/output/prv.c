@@ -19,6 +19,7 @@
 
 #include "common/safefile.h"
 #include "output/outbuf.h"
+#include "output/outfile.h"
 #include "output/prv_int.h"
 
 enum { F_PRV, F_PCF, F_ROW, F_N };
@@ -41,9 +42,7 @@ typedef struct prv_writer {
 static dw_err
 fail(prv_writer *p, dw_err err, const char *what, const char *path, int errnum)
 {
-	snprintf(p->base.err, sizeof p->base.err, "cannot %s %s: %s", what,
-	         path, errnum ? strerror(errnum) : dw_strerror(err));
-	return err;
+	return of_fail(&p->base, err, what, path, errnum);
 }
 
 /* ---- Header ------------------------------------------------------------ */
@@ -303,14 +302,8 @@ prv_end(mg_writer *w, const mg_info *info)
 	err = write_text(p, F_PCF, info);
 	if (err == DW_OK)
 		err = write_text(p, F_ROW, info);
-	/* Unlinking first: replacing a file by rename makes ext4 write the
-	 * new one to disk before the rename (auto_da_alloc), which would
-	 * cost a re-merge of a large trace the whole disk write. */
 	for (int k = 0; err == DW_OK && k < F_N; k++)
-		if ((unlink(p->path[k]) < 0 && errno != ENOENT) ||
-		    rename(p->tmp[k], p->path[k]) < 0)
-			err = fail(p, dw_err_from_errno(errno), "rename to",
-			           p->path[k], errno);
+		err = of_commit(&p->base, p->tmp[k], p->path[k]);
 	p->ended = err == DW_OK;
 	return err;
 }
@@ -322,12 +315,8 @@ prv_free(mg_writer *w)
 
 	if (p->opened)
 		ob_discard(&p->out);
-	for (int k = 0; k < F_N; k++) {
-		if (!p->ended && p->tmp[k])
-			unlink(p->tmp[k]);
-		free(p->path[k]);
-		free(p->tmp[k]);
-	}
+	for (int k = 0; k < F_N; k++)
+		of_names_free(p->path[k], p->tmp[k], !p->ended);
 	free(p->pre);
 	free(p->pre_len);
 	free(p);
@@ -352,11 +341,8 @@ prv_writer_new(const char *prefix, mg_writer **out)
 	p->base.ops = &prv_ops;
 	p->out.fd = -1;
 	for (int k = 0; k < F_N; k++) {
-		if (asprintf(&p->path[k], "%s%s", prefix, exts[k]) < 0)
-			p->path[k] = NULL;
-		if (asprintf(&p->tmp[k], "%s%s.tmp", prefix, exts[k]) < 0)
-			p->tmp[k] = NULL;
-		if (!p->path[k] || !p->tmp[k]) {
+		if (of_names(&p->path[k], &p->tmp[k], prefix, exts[k]) !=
+		    DW_OK) {
 			p->ended = true; /* nothing to remove */
 			prv_free(&p->base);
 			return DW_ENOMEM;

@@ -1,7 +1,7 @@
-/* dw_init, dw_finalize, and the runtime's small shared utilities. */
+/* dw_init, dw_finalize, and rt_attach: the one file that names every
+ * module (the services they share are below them: rterr.c, ...). */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,42 +26,6 @@ struct rt rt = {
     .evfd = -1,
     .tfd = -1,
 };
-
-static __thread char err_msg[600];
-static __thread int err_pid;
-
-void
-rt_set_err(int pid, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
-	va_end(ap);
-	err_pid = pid;
-}
-
-void
-rt_log(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("dwork: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-DW_API const char *
-dw_errmsg(void)
-{
-	return err_msg;
-}
-
-DW_API int
-dw_errpid(void)
-{
-	return err_pid;
-}
 
 /* "N" (1..4096) or "auto"; -1 when invalid. */
 static int

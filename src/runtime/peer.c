@@ -692,6 +692,7 @@ peer_on_tick(uint64_t ticks)
 void
 peer_attach(void)
 {
+	cl_on_peer_conn(peer_conn);
 	disp_on_gone(peer_on_gone);
 	if (rt.role == RT_WORKER)
 		disp_on_tick(peer_on_tick);

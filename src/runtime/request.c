@@ -289,31 +289,7 @@ req_on_cancel(int pid, uint64_t id)
 	call_on_ref_cancel(pid, id);
 }
 
-/* ---- labels and the end ---- */
-
-void
-work_labels(void)
-{
-	static const char *const ops[] = {"End",  "put",     "take", "fetch",
-	                                  "wait", "isready", "close"};
-	dwt_define_type(DW_EV_CHANNEL, "dwork: channel operation");
-	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		dwt_define_value(DW_EV_CHANNEL, i, ops[i]);
-	dwt_define_type(DW_EV_POOL, "dwork: pool lent worker");
-	dwt_define_value(DW_EV_POOL, 0, "End");
-	dwt_define_type(DW_EV_PMAP, "dwork: pmap batch sent (items)");
-	dwt_define_value(DW_EV_PMAP, 0, "End");
-	dwt_define_type(DW_EV_PMAP_RETRY, "dwork: pmap items retried");
-	dwt_define_type(DW_EV_PMAP_ITEM, "dwork: pmap item running (index+1)");
-	dwt_define_value(DW_EV_PMAP_ITEM, 0, "End");
-	dwt_define_type(DW_EV_PEER, "dwork: worker-to-worker link opened");
-	static const char *const kinds[] = {"End", "pmap batch",
-	                                    "distributed_for range",
-	                                    "everywhere", "spawn"};
-	dwt_define_type(DW_EV_BATCH, "dwork: user functions carried by");
-	for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		dwt_define_value(DW_EV_BATCH, i, kinds[i]);
-}
+/* ---- the end ---- */
 
 void
 work_shutdown(void)

@@ -108,12 +108,13 @@ struct rt {
 
 extern struct rt rt;
 
-uint64_t rt_now_ms(void);
+uint64_t rt_now_ms(void); /* fdio.c */
+/* rterr.c: the calling thread's error (dw_errmsg), the log line */
 void rt_set_err(int pid, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void rt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* loop.c: the I/O thread */
+/* loop.c: the I/O thread (iocmd.c: handing it work) */
 int loop_start(void);
 void loop_stop(void);
 /* Runs fn(arg) on the I/O thread and waits for it (fork happens there so
@@ -131,6 +132,11 @@ void loop_later(void (*fn)(void *), void *p);
 int loop_read_conn(struct conn *c, char *why, size_t len);
 void loop_conn_lost(struct conn *c, const char *why);
 void loop_wake(void);
+/* loop_wake, loop_run and loop_later are iocmd.c's, below the links and
+ * the dispatch; the I/O thread drains them after each batch: the
+ * functions loop_run handed over, then the work put off. */
+void loop_commands(void);
+void loop_free_batch(void);
 /* accept4 with SOCK_CLOEXEC that survives descriptor exhaustion: at
  * EMFILE/ENFILE the waiting connection is accepted on a reserved
  * descriptor and closed (-2, logged once per episode); -1 with errno
@@ -189,7 +195,7 @@ void loop_attach(void);   /* PING, PONG */
 void cl_attach(void);     /* master: seen, heartbeat tick, lost, Ctrl-C */
 void worker_attach(void); /* EXIT; worker: lost */
 
-/* cluster.c */
+/* proctab.c: the process table, below every module */
 struct worker *cl_find(int id); /* lock held */
 /* A worker that stays valid until cl_unpin even if it is lost meanwhile
  * (a lost worker is freed at once otherwise); NULL when there is none. */
@@ -198,6 +204,20 @@ void cl_unpin(struct worker *w);
 /* The link to pid, with a reference the caller drops (conn_unref) or
  * hands on; NULL with *err set.  Takes rt.lock. */
 struct conn *cl_conn_of(int pid, int *err);
+/* How a worker reaches another worker (peer.c's peer_conn, set by
+ * peer_attach before the I/O thread starts). */
+void cl_on_peer_conn(struct conn *(*fn)(int pid, int *err));
+/* The table by id (rt.lock held): adding (DW_ENOMEM), removing, freeing
+ * it at shutdown; a worker out of it is freed by cl_free_worker. */
+int cl_tab_add(struct worker *w);
+void cl_tab_del(struct worker *w);
+void cl_tab_fini(void);
+void cl_free_worker(struct worker *w);
+/* The ids of live workers (and 1 first, with_master) into ids[0..max);
+ * returns how many there are. */
+int cl_list(int *ids, int max, int with_master);
+
+/* cluster.c (the workers joining, lost, removed), fdio.c, join.c */
 /* Blocking socket I/O on a deadline (ms, rt_now_ms), for handshakes:
  * cl_wait_fd 0 ready, -1 timeout or error; cl_io_full 0 done, -1 closed
  * or failed, -2 timeout; cl_connect a connected TCP_NODELAY socket or -1
@@ -207,9 +227,6 @@ int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
 void cl_worker_lost(struct worker *w, const char *why);
-/* The ids of live workers (and 1 first, with_master) into ids[0..max);
- * returns how many there are. */
-int cl_list(int *ids, int max, int with_master);
 /* join.c: the master's side of the handshake, then TLS when it was
  * asked for and the worker's settings (CONFIG), on a deadline. */
 struct hs_result;

@@ -69,6 +69,32 @@ rtr_label_function(const char *name)
 	dwt_define_value(DW_EV_CALL, id, name);
 }
 
+/* The labels of the work parts' events (channels, pools, pmap, peers,
+ * carriers). */
+static void
+rtr_work_labels(void)
+{
+	static const char *const ops[] = {"End",  "put",     "take", "fetch",
+	                                  "wait", "isready", "close"};
+	dwt_define_type(DW_EV_CHANNEL, "dwork: channel operation");
+	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		dwt_define_value(DW_EV_CHANNEL, i, ops[i]);
+	dwt_define_type(DW_EV_POOL, "dwork: pool lent worker");
+	dwt_define_value(DW_EV_POOL, 0, "End");
+	dwt_define_type(DW_EV_PMAP, "dwork: pmap batch sent (items)");
+	dwt_define_value(DW_EV_PMAP, 0, "End");
+	dwt_define_type(DW_EV_PMAP_RETRY, "dwork: pmap items retried");
+	dwt_define_type(DW_EV_PMAP_ITEM, "dwork: pmap item running (index+1)");
+	dwt_define_value(DW_EV_PMAP_ITEM, 0, "End");
+	dwt_define_type(DW_EV_PEER, "dwork: worker-to-worker link opened");
+	static const char *const kinds[] = {"End", "pmap batch",
+	                                    "distributed_for range",
+	                                    "everywhere", "spawn"};
+	dwt_define_type(DW_EV_BATCH, "dwork: user functions carried by");
+	for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		dwt_define_value(DW_EV_BATCH, i, kinds[i]);
+}
+
 static void
 rtr_labels(void)
 {
@@ -85,7 +111,7 @@ rtr_labels(void)
 		dwt_define_value(DW_EV_MSG_RECV, t, msg_names[t]);
 	}
 	call_each_function(rtr_label_function);
-	work_labels();
+	rtr_work_labels();
 }
 
 static void

@@ -223,9 +223,6 @@ int pool_members(dw_pool *p, int **ids);
 /* The live processes (the master's view; asked of it from a worker). */
 int work_procs(int **ids, int with_master);
 
-/* ---- tracing of these parts (rtrace.c calls it) ---- */
-void work_labels(void);
-
 /* ---- shutting down (master) ---- */
 void work_shutdown(void);
 

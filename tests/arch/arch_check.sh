@@ -23,10 +23,7 @@ max=${DW_ARCH_MAX_LINES:-900}
 # who removes it; an entry that no longer matches anything fails the
 # check too, so the list can only shrink.
 exceptions='
-src/output/html_draw.c
 '
-# why: html_draw.c (the HTML timeline's drawing) grew with the POP views
-# and is split next.
 
 if [ ! -d "$root/src" ]; then
 	echo "arch_check: $root: no src/ folder (not a dwork source tree)" >&2

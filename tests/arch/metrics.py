@@ -9,7 +9,9 @@ prints: the largest .c files; the length of every function definition
 includes and of calls.  A file is a node; a call edge goes from a .c file
 to the .c file that defines a function it calls (found by name: a
 definition is a name at the start of a line followed by "(", after a
-line holding its return type, as STYLE.md writes them).  A cycle is a
+line holding its return type, as STYLE.md writes them; a static one is
+seen only by its own file, so two files' static helpers of the same
+name make no arrow).  A cycle is a
 strongly connected set of more than one file; a file's own header and
 the file count as one (merge/x.c and merge/x.h are the same node).
 Text only, no compiler: an arrow can be missing (a call through a
@@ -45,6 +47,7 @@ def strip(text):
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"),
                   text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"'(\\.|[^'\\\n])'", "''", text)  # '"' opens no string
     return re.sub(r'"(\\.|[^"\\])*"', '""', text)
 
 
@@ -66,7 +69,8 @@ def functions(lines):
                 k = j
                 while k < len(lines) and not lines[k].startswith("}"):
                     k += 1
-                out.append((m.group(1), k - i + 2, i, k))
+                out.append((m.group(1), k - i + 2, i,
+                            lines[i - 1].startswith("static")))
                 i = k
         i += 1
     return out
@@ -107,7 +111,8 @@ def sccs(graph):
 
 def main():
     sizes, lengths = [], []
-    defined = {}  # function name -> node
+    defined = {}  # function name -> node (functions other files see)
+    local = {}  # node -> its static functions' names
     bodies = {}  # node -> text of its .c files
     incs = {}
     for f in files():
@@ -125,16 +130,19 @@ def main():
                     incs[n].add(target)
         if f.endswith(".c"):
             sizes.append((text.count("\n"), f))
-            for name, length, _, _ in functions(lines):
+            for name, length, _, static in functions(lines):
                 lengths.append(length)
-                defined.setdefault(name, n)
+                if static:
+                    local.setdefault(n, set()).add(name)
+                else:
+                    defined.setdefault(name, n)
             bodies[n] = bodies.get(n, "") + clean
     calls = {}
     for n, body in bodies.items():
         calls[n] = set()
         for m in CALL.finditer(body):
             name = m.group(1)
-            if name in KEYWORDS:
+            if name in KEYWORDS or name in local.get(n, ()):
                 continue
             target = defined.get(name)
             if target and target != n:

@@ -15,6 +15,7 @@
 #include "output/html.h"
 #include "merge/prvread.h"
 #include "output/stats.h"
+#include "tu_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,12 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			__builtin_trap();                                      \
 	} while (0)
 
-static char dir[64];
+static char dir[160];
 
 static void
 put(const char *ext, const uint8_t *p, size_t n)
 {
-	char path[128];
+	char path[200];
 	FILE *f;
 
 	snprintf(path, sizeof path, "%s/t%s", dir, ext);
@@ -84,7 +85,7 @@ run_stats(const char *prv)
 static void
 run_html(const char *prv)
 {
-	char out[128];
+	char out[200];
 	html_opts o = {.width = 64, .max_lines = 8};
 	mg_writer *w;
 	rd_errlist errs;
@@ -97,16 +98,32 @@ run_html(const char *prv)
 	rd_errlist_free(&errs);
 }
 
+/* The scratch directory goes at exit, with what the inputs left in it. */
+static void
+fuzz_end(void)
+{
+	static const char *const names[] = {"t.prv", "t.pcf", "t.row", "t.html",
+	                                    "t.html.tmp"};
+	char path[200];
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *end = data + size, *pcf, *row;
-	char prv[128];
+	char prv[200];
 	size_t n;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/prvread-fuzz-XXXXXX");
-		FUZZ_CHECK(mkdtemp(dir) != NULL);
+		FUZZ_CHECK(mkdtemp(tu_tmp_template(dir, sizeof dir,
+		                                   "prvread-fuzz")) != NULL);
+		atexit(fuzz_end);
 	}
 	n = part(data, end, "\n%%pcf\n", &pcf);
 	put(".prv", data, n);

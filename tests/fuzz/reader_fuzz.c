@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tracefile/reader.h"
+#include "tu_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -126,12 +127,12 @@ fuzz_proc(rd_proc *p)
 
 /* The same bytes as a file: a real one (the readers refuse links, so
  * /proc/self/fd of a memfd will not do), in a directory made once. */
-static char fuzz_dir[] = "/tmp/dw-reader-fuzz-XXXXXX";
+static char fuzz_dir[160];
 
 static void
 fuzz_cleanup(void)
 {
-	char path[64];
+	char path[200];
 
 	snprintf(path, sizeof path, "%s/in", fuzz_dir);
 	unlink(path);
@@ -145,7 +146,8 @@ fuzz_file(const uint8_t *data, size_t size, char *path, size_t len)
 	size_t done = 0;
 
 	if (!made++) {
-		FUZZ_CHECK(mkdtemp(fuzz_dir) != NULL);
+		FUZZ_CHECK(mkdtemp(tu_tmp_template(fuzz_dir, sizeof fuzz_dir,
+		                                   "dw-reader-fuzz")) != NULL);
 		atexit(fuzz_cleanup);
 	}
 	snprintf(path, len, "%s/in", fuzz_dir);
@@ -168,7 +170,7 @@ fuzz_thread(const uint8_t *data, size_t size)
 	rd_thread *t = NULL, *u = NULL;
 	rd_rec *v1 = NULL, *v2 = NULL;
 	size_t n1 = 0, n2 = 0;
-	char path[64];
+	char path[200];
 	int fd = fuzz_file(data, size, path, sizeof path);
 	dw_err r1, r2;
 
@@ -200,7 +202,7 @@ fuzz_procs(const uint8_t *data, size_t size)
 {
 	rd_errlist e1, e2;
 	rd_proc *p = NULL, *q = NULL;
-	char path[64];
+	char path[200];
 	int fd = fuzz_file(data, size, path, sizeof path);
 	dw_err r1, r2;
 

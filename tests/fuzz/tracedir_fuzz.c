@@ -19,6 +19,7 @@
 #include "merge/merge.h"
 #include "tracefile/reader.h"
 #include "output/stats.h"
+#include "tu_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,14 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_FILES 8
 
-static char dir[64];
+static char dir[160];
 
 static void
 fuzz_clear(void)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[400];
+	char path[420];
 
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.') {
@@ -58,7 +59,7 @@ fuzz_end(void)
 static void
 put(int i, const uint8_t *p, size_t n)
 {
-	char path[128];
+	char path[200];
 	FILE *f;
 
 	snprintf(path, sizeof path, i ? "%s/f.%d.dwt" : "%s/f.dwp", dir, i);
@@ -144,8 +145,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t o = 0;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/tracedir-fuzz-XXXXXX");
-		FUZZ_CHECK(mkdtemp(dir) != NULL);
+		FUZZ_CHECK(mkdtemp(tu_tmp_template(dir, sizeof dir,
+		                                   "tracedir-fuzz")) != NULL);
 		atexit(fuzz_end);
 	}
 	fuzz_clear();

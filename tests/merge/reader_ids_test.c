@@ -18,8 +18,8 @@
 #include "tracefile/reader.h"
 #include "testutil.h"
 
-static char dir[] = "/tmp/dw-reader-ids-XXXXXX";
-static char tdir[128], paths[4][400];
+static char dir[160];
+static char tdir[200], paths[4][480];
 static int npaths;
 
 static void *
@@ -138,7 +138,7 @@ tool(const char *cmd, int want, const char *msg)
 int
 main(void)
 {
-	REQUIRE(mkdtemp(dir));
+	REQUIRE(mkdtemp(tu_tmp_template(dir, sizeof dir, "dw-reader-ids")));
 	snprintf(tdir, sizeof tdir, "%s/ids.trace", dir);
 	make_trace();
 	const char *t1 = find(".1.dwt"), *t2 = find(".2.dwt");

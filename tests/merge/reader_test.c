@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "tracefile/events.h"
 #include "tracefile/reader.h"
+#include "tu_tmp.h"
 
 /* The merge side's copy of the numbers is the runtime's and tracer's. */
 _Static_assert((int)TF_EV_FUNCTION == (int)DW_EV_FUNCTION, "TF_EV_FUNCTION");
@@ -52,7 +53,7 @@ static int failures;
 		}                                                              \
 	} while (0)
 
-static char tmpdir[64];
+static char tmpdir[256];
 
 /* ---- Building files -------------------------------------------------- */
 
@@ -1250,8 +1251,7 @@ main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)
 		return write_corpus(argv[2]);
-	strcpy(tmpdir, "/tmp/reader_test.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
+	if (!mkdtemp(tu_tmp_template(tmpdir, sizeof tmpdir, "reader_test"))) {
 		perror("mkdtemp");
 		return 2;
 	}

@@ -22,7 +22,7 @@
 
 #include "testutil.h"
 
-static char user[32], secret[128], rootdir[] = "/tmp/dw-plant-XXXXXX";
+static char user[32], secret[200], rootdir[160];
 static char tdir[128], cookie[128];
 static uid_t other_uid;
 static gid_t other_gid;
@@ -264,7 +264,7 @@ main(void)
 	REQUIRE(pw);
 	other_uid = pw->pw_uid;
 	other_gid = pw->pw_gid;
-	REQUIRE(mkdtemp(rootdir));
+	REQUIRE(mkdtemp(tu_tmp_template(rootdir, sizeof rootdir, "dw-plant")));
 	snprintf(secret, sizeof secret, "%s/secret", rootdir);
 	int fd = open(secret, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	REQUIRE(fd >= 0 && write(fd, secret_text, strlen(secret_text)) ==

@@ -177,8 +177,8 @@ test_channels(int w)
 static void
 test_planted(int w)
 {
-	char dir[] = "/tmp/dw-limits-XXXXXX", flag[64];
-	REQUIRE(mkdtemp(dir));
+	char dir[256], flag[300];
+	REQUIRE(mkdtemp(tu_tmp_template(dir, sizeof dir, "dw-limits")));
 	snprintf(flag, sizeof flag, "%s/planted", dir);
 	int pid = worker_pid(w);
 	void *res;

@@ -55,8 +55,8 @@ main(int argc, char **argv)
 	fprintf(stderr, "message: %s\n", dw_errmsg());
 	CHECK(strstr(dw_errmsg(), "process 1: on host ") != NULL);
 	CHECK(strstr(dw_errmsg(), "/nonexistent/x.so is missing") != NULL);
-	char bad[] = "/tmp/dwtest-load-XXXXXX";
-	int fd = mkstemp(bad);
+	char bad[256];
+	int fd = mkstemp(tu_tmp_template(bad, sizeof bad, "dwtest-load"));
 	REQUIRE(fd >= 0);
 	CHECK(write(fd, "not elf", 7) == 7);
 	close(fd);

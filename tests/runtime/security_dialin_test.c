@@ -121,8 +121,8 @@ main(int argc, char **argv)
 	CHECK(strstr(err, "did not accept this worker"));
 
 	/* what it got, tried against a worker waiting for its master ... */
-	char dir[] = "/tmp/dwork-fake-XXXXXX", prefix[600];
-	REQUIRE(mkdtemp(dir));
+	char dir[256], prefix[600];
+	REQUIRE(mkdtemp(tu_tmp_template(dir, sizeof dir, "dwork-fake")));
 	snprintf(prefix, sizeof prefix, "%s/ran", dir);
 	struct su_worker w;
 	su_worker_start(&w, rt.cookie);

@@ -14,7 +14,7 @@
 #include "runtime/wire.h"
 #include "security_util.h"
 
-static char dir[] = "/tmp/dwork-replay-XXXXXX";
+static char dir[256];
 static char prefix[600];
 
 static void
@@ -142,7 +142,7 @@ int
 main(int argc, char **argv)
 {
 	REQUIRE(dw_init(&argc, &argv) == DW_OK);
-	REQUIRE(mkdtemp(dir));
+	REQUIRE(mkdtemp(tu_tmp_template(dir, sizeof dir, "dwork-replay")));
 	snprintf(prefix, sizeof prefix, "%s/ran", dir);
 	test_replay();
 	test_worker_wrong_cookie();

@@ -5,6 +5,7 @@
  * and mutated ELF files.
  */
 #include "common/elfsym.h"
+#include "tu_tmp.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -47,7 +48,7 @@ int elfsym_test_global(int x);
 
 static int failures;
 static volatile int sink;
-static char tmpdir[] = "/tmp/elfsym_test.XXXXXX";
+static char tmpdir[256];
 
 static __attribute__((noinline)) NOCLONE int
 elfsym_test_static(int x)
@@ -431,7 +432,7 @@ cleanup(void)
 int
 main(void)
 {
-	if (!mkdtemp(tmpdir)) {
+	if (!mkdtemp(tu_tmp_template(tmpdir, sizeof tmpdir, "elfsym_test"))) {
 		perror("elfsym_test: mkdtemp");
 		return 1;
 	}
