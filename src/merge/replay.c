@@ -115,8 +115,8 @@ shift_now(const rp_thread *t)
 }
 
 /* The shift at original time x: the last change at or before x. */
-static int64_t
-shift_at(const rp_thread *t, uint64_t x)
+int64_t
+rp_shift_at(const rp_thread *t, uint64_t x)
 {
 	size_t lo = 0, hi = t->nsh;
 
@@ -200,7 +200,7 @@ thread_end(const rp_thread *t, uint64_t *at)
 	for (size_t i = t->nb; i-- > 0;) {
 		if (rp_is_wait(t->b[i].state))
 			continue;
-		int64_t e = (int64_t)t->b[i].end - shift_at(t, t->b[i].end);
+		int64_t e = (int64_t)t->b[i].end - rp_shift_at(t, t->b[i].end);
 
 		if (e > end)
 			*at = t->b[i].end;
@@ -383,8 +383,6 @@ rp_free(rp_replay *r)
 	free(r);
 }
 
-/* ---- The critical path ------------------------------------------------ */
-
 dw_err
 rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
         uint64_t func)
@@ -397,116 +395,5 @@ rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
 	if (rp_grow((void **)&t->f, t->nf, &t->capf, sizeof *t->f))
 		return DW_ENOMEM;
 	t->f[t->nf++] = (rp_frun){start, end, func};
-	return DW_OK;
-}
-
-static rp_fn *
-fn_get(rp_replay *r, uint64_t func)
-{
-	rp_fn *p;
-
-	for (size_t i = 0; i < r->nfns; i++)
-		if (r->fns[i].func == func)
-			return &r->fns[i];
-	p = realloc(r->fns, (r->nfns + 1) * sizeof *p);
-	if (!p)
-		return NULL;
-	r->fns = p;
-	r->fns[r->nfns] = (rp_fn){func, 0};
-	return &r->fns[r->nfns++];
-}
-
-/* Adds the functions' time within [a, b] of thread t; *in is the time
- * of the segment spent in functions. */
-static int
-segment(rp_replay *r, const rp_thread *t, uint64_t a, uint64_t b, uint64_t *in)
-{
-	if (b > a) {
-		if (rp_grow((void **)&r->segs, r->nsegs, &r->capsegs,
-		            sizeof *r->segs))
-			return -1;
-		r->segs[r->nsegs++] = (rp_seg){(uint32_t)(t - r->t), a, b};
-	}
-	for (size_t i = 0; i < t->nf; i++) {
-		uint64_t s = t->f[i].start > a ? t->f[i].start : a;
-		uint64_t e = t->f[i].end < b ? t->f[i].end : b;
-		rp_fn *f;
-
-		if (e <= s)
-			continue;
-		f = fn_get(r, t->f[i].func);
-		if (!f)
-			return -1;
-		f->ns += e - s;
-		*in += e - s;
-	}
-	return 0;
-}
-
-/* The last receive of t at or before x (strictly before when strict),
- * among its first n; n when none. */
-static size_t
-recv_before(const rp_thread *t, size_t n, uint64_t x, int strict)
-{
-	while (n-- > 0)
-		if (strict ? t->sh[n].at < x : t->sh[n].at <= x)
-			return n;
-	return SIZE_MAX;
-}
-
-static int
-fn_cmp(const void *a, const void *b)
-{
-	const rp_fn *x = a, *y = b;
-
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-dw_err
-rp_critical_path(rp_replay *r, rp_path *out)
-{
-	uint64_t x, in = 0;
-	uint32_t th;
-	size_t k;
-
-	memset(out, 0, sizeof *out);
-	if (r && r->faster)
-		return DW_EINVAL;
-	if (!r || r->end <= 0)
-		return DW_OK;
-	r->nfns = 0;
-	r->nsegs = 0;
-	th = r->end_thread;
-	x = r->end_at;
-	k = recv_before(&r->t[th], r->t[th].nsh, x, 0);
-	for (;;) {
-		const rp_thread *t = &r->t[th];
-		uint64_t a =
-		    k == SIZE_MAX ? (t->nb ? t->b[0].start : 0) : t->sh[k].at;
-
-		a = a < x ? a : x;
-		if (segment(r, t, a, x, &in))
-			return DW_ENOMEM;
-		if (k == SIZE_MAX)
-			break;
-		if (t->sh[k].by_send) {
-			const rp_m *m = &r->m[t->sh[k].msg];
-
-			out->messages++;
-			th = m->from;
-			x = m->send;
-			k = recv_before(&r->t[th], r->t[th].nsh, x, 1);
-		} else {
-			x = t->sh[k].ready;
-			k = recv_before(t, k, x, 0);
-		}
-	}
-	if (r->nfns > 1)
-		qsort(r->fns, r->nfns, sizeof *r->fns, fn_cmp);
-	out->fns = r->fns;
-	out->nfns = r->nfns;
-	out->other_ns = (uint64_t)r->end - in;
-	out->segs = r->segs;
-	out->nsegs = r->nsegs;
 	return DW_OK;
 }

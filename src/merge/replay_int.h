@@ -80,6 +80,9 @@ struct rp_replay {
 /* The first wait of the group wait i of t belongs to (replay.c). */
 const rp_burst *rp_wait_group(const rp_thread *t, size_t i);
 
+/* The shift of t at original time x (replayed = x - shift; replay.c). */
+int64_t rp_shift_at(const rp_thread *t, uint64_t x);
+
 /* Room for one more element of size in *arr (capacity *cap). */
 int rp_grow(void **arr, size_t n, size_t *cap, size_t size);
 

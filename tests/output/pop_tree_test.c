@@ -695,11 +695,64 @@ test_replay_golden(void)
 	rp_free(r);
 }
 
+/*
+ * The critical path alone on hand-written bursts (ns): an I/O thread's
+ * idle stretch that no message ends is never on it.  Thread 0 runs
+ * 0..10, calls thread 1 at 10, waits 10..30 for the result, runs
+ * 30..32; thread 1 idles 0..10, runs 10..30, answers at 30; thread 2 (an
+ * I/O thread) handles a frame 0..1, idles 1..33, handles one 33..35 and
+ * ends last.  The path: 33..35 on 2, then (the idle stretch goes to the
+ * burst that ended last before 33) 30..32 on 0, the result from 1,
+ * 10..30 on 1, the call from 0, 0..10 on 0: 34 of T_ideal's 35, 2
+ * messages, 20 in "work".
+ */
+static void
+test_path_golden(void)
+{
+	static const rp_seg want[] = {
+	    {2, 33, 35}, {0, 30, 32}, {1, 10, 30}, {0, 0, 10}};
+	rp_replay *r;
+	rp_path p;
+	uint64_t ideal;
+
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 10, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 0, 10, 30, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 0, 30, 32, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 10, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 10, 30, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 30, 35, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 1, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 1, 33, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 33, 35, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 10, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 1, 0, 30, 30, 1) == DW_OK);
+	REQUIRE(rp_func(r, 1, 10, 30, H_WORK) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 35);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 34);
+	CHECK_EQ_U64(p.messages, 2);
+	CHECK_EQ_U64(p.other_ns, 14);
+	CHECK_EQ_U64(p.nfns, 1);
+	CHECK(p.nfns == 1 && p.fns[0].ns == 20);
+	CHECK_EQ_U64(p.nsegs, 4);
+	for (size_t i = 0; i < 4 && i < p.nsegs; i++)
+		CHECK(p.segs[i].thread == want[i].thread &&
+		      p.segs[i].start == want[i].start &&
+		      p.segs[i].end == want[i].end);
+	printf("path_golden    length 34 of T_ideal 35 measured %" PRIu64
+	       " of %" PRIu64 "\n",
+	       p.length_ns, ideal);
+	rp_free(r);
+}
+
 int
 main(void)
 {
 	snprintf(scratch, sizeof scratch, "%s", tu_tmpdir("pop_tree"));
 	test_replay_golden();
+	test_path_golden();
 	test_imbalance();
 	test_transfer();
 	test_chain();
