@@ -335,9 +335,94 @@ running_in(const rp_thread *t, uint64_t a, uint64_t b)
 	return ns;
 }
 
+static int
+speed_add(rp_replay *r, uint32_t thread, uint64_t at, uint64_t saved)
+{
+	if (rp_grow((void **)&r->speed, r->nspeed, &r->capspeed,
+	            sizeof *r->speed))
+		return -1;
+	r->speed[r->nspeed++] = (rp_speed){thread, at, saved};
+	return 0;
+}
+
+/* A send: its thread and original time (the sends sorted by both). */
+typedef struct rp_snd {
+	uint32_t from;
+	uint64_t at;
+} rp_snd;
+
+static int
+send_cmp(const void *a, const void *b)
+{
+	const rp_snd *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The sends by thread, then time; NULL when out of memory. */
+static rp_snd *
+sends(const rp_replay *r)
+{
+	rp_snd *o = malloc((r->nm + 1) * sizeof *o);
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < r->nm; i++)
+		o[i] = (rp_snd){r->m[i].from, r->m[i].send};
+	if (r->nm > 1)
+		qsort(o, r->nm, sizeof *o, send_cmp);
+	return o;
+}
+
+/* The first send in o made by thread at or after x. */
+static size_t
+send_first(const rp_replay *r, const rp_snd *o, uint32_t thread, uint64_t x)
+{
+	size_t lo = 0, hi = r->nm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o[mid].from < thread ||
+		    (o[mid].from == thread && o[mid].at < x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One run [a, b] of a faster function on thread: at each send inside it
+ * the Running time before the send, divided by k, has been saved (the
+ * send moves earlier with it); the rest at its end. */
+static int
+run_faster(rp_replay *r, const rp_snd *o, uint32_t thread, uint64_t a,
+           uint64_t b, double k)
+{
+	const rp_thread *t = &r->t[thread];
+	uint64_t done = 0, upto;
+
+	for (size_t j = send_first(r, o, thread, a + 1);
+	     j < r->nm && o[j].from == thread && o[j].at < b; j++) {
+		uint64_t x = o[j].at;
+
+		upto = (uint64_t)((double)running_in(t, a, x) * (1 - 1 / k));
+		if (upto > done && speed_add(r, thread, x, upto - done))
+			return -1;
+		done = upto > done ? upto : done;
+	}
+	upto = (uint64_t)((double)running_in(t, a, b) * (1 - 1 / k));
+	return upto > done ? speed_add(r, thread, b, upto - done) : 0;
+}
+
 dw_err
 rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal)
 {
+	rp_snd *o;
+	int err = 0;
+
 	*ideal = 0;
 	if (!r)
 		return DW_OK;
@@ -345,24 +430,19 @@ rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal)
 		return DW_EINVAL;
 	r->nspeed = 0;
 	r->faster = 1;
-	for (size_t i = 0; i < r->nthreads; i++) {
+	o = sends(r);
+	if (!o)
+		return DW_ENOMEM;
+	for (size_t i = 0; i < r->nthreads && !err; i++) {
 		const rp_thread *t = &r->t[i];
 
-		for (size_t j = 0; j < t->nf; j++) {
-			uint64_t run;
-
-			if (t->f[j].func != func)
-				continue;
-			run = running_in(t, t->f[j].start, t->f[j].end);
-			if (rp_grow((void **)&r->speed, r->nspeed, &r->capspeed,
-			            sizeof *r->speed))
-				return DW_ENOMEM;
-			r->speed[r->nspeed++] =
-			    (rp_speed){(uint32_t)i, t->f[j].end,
-			               (uint64_t)((double)run * (1 - 1 / k))};
-		}
+		for (size_t j = 0; j < t->nf && !err; j++)
+			if (t->f[j].func == func)
+				err = run_faster(r, o, (uint32_t)i,
+				                 t->f[j].start, t->f[j].end, k);
 	}
-	return replay(r, ideal);
+	free(o);
+	return err ? DW_ENOMEM : replay(r, ideal);
 }
 
 void

@@ -747,12 +747,49 @@ test_path_golden(void)
 	rp_free(r);
 }
 
+/*
+ * What-if on hand-written bursts (ns): sends made inside a faster run
+ * move earlier with it.  Thread 0 runs "work" 0..20 and sends to thread
+ * 1 at 10 and to thread 2 at 16; thread 1 idles 0..10 then runs 10..20;
+ * thread 2 idles 0..16 then runs 16..26: T_ideal = 26.  "work" 2x
+ * faster: its run is 0..10, the sends at 5 and 8, thread 1 runs 5..15,
+ * thread 2 8..18: T_ideal = 18 (26 if only its end moved).
+ */
+static void
+test_faster_golden(void)
+{
+	rp_replay *r;
+	rp_path p;
+	uint64_t ideal, fast;
+
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 20, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 10, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 10, 20, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 16, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 16, 26, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 10, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 2, 16, 16, 0) == DW_OK);
+	REQUIRE(rp_func(r, 0, 0, 20, H_WORK) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 26);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 26); /* 16 of work on 0, 10 on 2 */
+	REQUIRE(rp_faster(r, H_WORK, 2, &fast) == DW_OK);
+	CHECK_EQ_U64(fast, 18);
+	printf("faster_golden  T_ideal, work 2x faster  hand 18 measured "
+	       "%" PRIu64 "\n",
+	       fast);
+	rp_free(r);
+}
+
 int
 main(void)
 {
 	snprintf(scratch, sizeof scratch, "%s", tu_tmpdir("pop_tree"));
 	test_replay_golden();
 	test_path_golden();
+	test_faster_golden();
 	test_imbalance();
 	test_transfer();
 	test_chain();
