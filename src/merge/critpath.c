@@ -5,10 +5,11 @@
  * wait ended by a receive whose send came last crosses the message to
  * the sender; one whose receiver came last continues before the wait
  * (it takes no time on the ideal network); a wait no message ends (an
- * I/O thread between socket reads, a master in dw_addprocs) goes to the
- * busy burst, on any thread, that ended last before the wait did (its
- * likeliest waker).  Waits are never on the path: its length is the
- * time of the busy bursts on it.
+ * I/O thread between socket reads, a master in dw_finalize) goes to its
+ * waker (wake.c) when the waker came last, and otherwise, or when it
+ * has none, to the busy burst on any thread that ended last before the
+ * wait did.  Waits are never on the path: its length is the time of
+ * the busy bursts on it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,33 +140,39 @@ replayed(const rp_thread *t, uint64_t x)
 	return (int64_t)x - rp_shift_at(t, x);
 }
 
-/* The last busy burst of t whose replayed end is at or before e; NONE.
- * Replayed time grows with original time along a thread (a receive
- * completes no earlier than its receiver was ready). */
+/* The last busy burst of t that ended, in original time, at or before
+ * eo and, on the ideal network, at or before e; NONE.  Only the last
+ * SCAN bursts before eo are looked at (a thread the replay moved later
+ * than the waiter is an unlikely waker). */
+#define SCAN 256
+
 static size_t
-busy_before(const rp_thread *t, int64_t e)
+busy_before(const rp_thread *t, uint64_t eo, int64_t e)
 {
 	size_t lo = 0, hi = t->nb;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (replayed(t, t->b[mid].end) <= e)
+		if (t->b[mid].end <= eo)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	while (lo-- > 0)
+	for (size_t n = 0; lo-- > 0 && n < SCAN; n++)
 		if (!rp_is_wait(t->b[lo].state) &&
-		    t->b[lo].end > t->b[lo].start)
+		    t->b[lo].end > t->b[lo].start &&
+		    replayed(t, t->b[lo].end) <= e)
 			return lo;
 	return NONE;
 }
 
-/* A wait of the walk's thread ending at original e that no message
- * ends: the path goes on from the busy burst that ended last, on the
- * ideal network, before the wait did (the thread's own earlier work
- * when nothing else ended later).  0 when there is none: the start. */
+/* A wait of the walk's thread ending at original e that nothing ends
+ * (no receive, no waker: wake.c): the path goes on from the busy burst
+ * that ended last, on the ideal network, before the wait did, and no
+ * later in original time (so the walk never goes forward); the
+ * thread's own earlier work when nothing else did.  0 when there is
+ * none: the start. */
 static int
 waker(walk *w, uint64_t e)
 {
@@ -177,7 +184,7 @@ waker(walk *w, uint64_t e)
 	for (size_t n = 0; n < r->nthreads; n++) {
 		uint32_t u = (uint32_t)((w->th + n) % r->nthreads);
 		const rp_thread *t = &r->t[u];
-		size_t i = busy_before(t, at);
+		size_t i = busy_before(t, e, at);
 		int64_t re;
 
 		if (i == NONE)
@@ -197,20 +204,19 @@ waker(walk *w, uint64_t e)
 	return 1;
 }
 
-/* The receive k of the walk's thread ends the piece walked back: to
- * its sender, or to when the receiver was ready. */
+/* The receive (or wake) k of the walk's thread ends the piece walked
+ * back: to its sender (or waker), or to when the receiver was ready. */
 static void
 receive(walk *w, size_t k)
 {
 	const rp_shift *sh = &w->r->t[w->th].sh[k];
 
 	if (sh->by_send) {
-		const rp_m *m = &w->r->m[sh->msg];
-
-		w->messages++;
-		w->th = m->from;
-		w->x = m->send;
-		w->kb = recv_count(&w->r->t[w->th], w->x, 1);
+		w->messages += sh->msg != RP_NO_MSG;
+		w->th = sh->from;
+		w->x = sh->from_at;
+		/* a send at a receive's time was made before it (replay.c) */
+		w->kb = recv_count(&w->r->t[w->th], w->x, sh->msg != RP_NO_MSG);
 	} else {
 		w->x = sh->ready;
 		w->kb = k;

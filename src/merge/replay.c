@@ -182,10 +182,37 @@ receive(rp_replay *r, rp_m *m)
 	rnew = m->send_new > rnew ? m->send_new : rnew;
 	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
-	t->sh[t->nsh++] = (rp_shift){m->recv, (int64_t)m->recv - rnew, ready,
-	                             (uint32_t)(m - r->m), m->send_new >= rnew};
+	t->sh[t->nsh++] = (rp_shift){m->recv,
+	                             (int64_t)m->recv - rnew,
+	                             ready,
+	                             (uint32_t)(m - r->m),
+	                             m->send_new >= rnew,
+	                             m->from,
+	                             m->send};
 	t->last_recv = m->recv;
 	t->recv_end = rnew > t->recv_end ? rnew : t->recv_end;
+	return 0;
+}
+
+/* A wait no receive ends completes at max(its waker's end plus the lag
+ * after it, the waiter ready), as a receive does at its send: the lag
+ * (e - waker's end) is kept, for nothing says it was a transfer. */
+static int
+wake(rp_replay *r, const rp_wake *w)
+{
+	rp_thread *t = &r->t[w->thread];
+	const rp_thread *u = &r->t[w->from];
+	uint64_t ready = w->ready > t->last_recv ? w->ready : t->last_recv;
+	int64_t rnew = (int64_t)ready - shift_now(t);
+	int64_t rw = (int64_t)w->at - rp_shift_at(u, w->from_at);
+
+	rnew = rw > rnew ? rw : rnew;
+	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
+		return -1;
+	t->sh[t->nsh++] = (rp_shift){w->at,      (int64_t)w->at - rnew,
+	                             ready,      RP_NO_MSG,
+	                             rw >= rnew, w->from,
+	                             w->from_at};
 	return 0;
 }
 
@@ -219,7 +246,7 @@ speed_up(rp_replay *r, const rp_speed *v)
 
 	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
-	t->sh[t->nsh++] = (rp_shift){v->at, shift, v->at, RP_NO_MSG, 0};
+	t->sh[t->nsh++] = (rp_shift){v->at, shift, v->at, RP_NO_MSG, 0, 0, 0};
 	return 0;
 }
 
@@ -227,7 +254,7 @@ speed_up(rp_replay *r, const rp_speed *v)
 static rp_point *
 points(const rp_replay *r, size_t *n)
 {
-	rp_point *p = calloc(r->nm * 2 + r->nspeed + 1, sizeof *p);
+	rp_point *p = calloc(r->nm * 2 + r->nspeed + r->nwake + 1, sizeof *p);
 
 	*n = 0;
 	if (!p)
@@ -238,6 +265,8 @@ points(const rp_replay *r, size_t *n)
 	}
 	for (size_t i = 0; i < r->nspeed; i++)
 		p[(*n)++] = (rp_point){r->speed[i].at, RP_SPEED, (uint32_t)i};
+	for (size_t i = 0; i < r->nwake; i++)
+		p[(*n)++] = (rp_point){r->wake[i].at, RP_WAKE, (uint32_t)i};
 	if (*n > 1)
 		qsort(p, *n, sizeof *p, point_cmp);
 	return p;
@@ -277,9 +306,13 @@ replay(rp_replay *r, uint64_t *ideal)
 		r->t[i].recv_end = 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		rp_m *m = p[i].kind == RP_SPEED ? NULL : &r->m[p[i].msg];
+		rp_m *m = p[i].kind == RP_SPEED || p[i].kind == RP_WAKE
+		              ? NULL
+		              : &r->m[p[i].msg];
 
-		if (!m)
+		if (p[i].kind == RP_WAKE)
+			err = wake(r, &r->wake[p[i].msg]);
+		else if (!m)
 			err = speed_up(r, &r->speed[p[i].msg]);
 		else if (p[i].kind == RP_SEND)
 			m->send_new =
@@ -307,6 +340,8 @@ rp_run(rp_replay *r, uint64_t *ideal)
 			      burst_cmp);
 	r->nspeed = 0;
 	r->faster = 0;
+	if (rp_wakes(r))
+		return DW_ENOMEM;
 	return replay(r, ideal);
 }
 
@@ -458,6 +493,7 @@ rp_free(rp_replay *r)
 	free(r->fns);
 	free(r->segs);
 	free(r->speed);
+	free(r->wake);
 	free(r->t);
 	free(r->m);
 	free(r);

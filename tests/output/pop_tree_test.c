@@ -701,10 +701,11 @@ test_replay_golden(void)
  * 0..10, calls thread 1 at 10, waits 10..30 for the result, runs
  * 30..32; thread 1 idles 0..10, runs 10..30, answers at 30; thread 2 (an
  * I/O thread) handles a frame 0..1, idles 1..33, handles one 33..35 and
- * ends last.  The path: 33..35 on 2, then (the idle stretch goes to the
- * burst that ended last before 33) 30..32 on 0, the result from 1,
- * 10..30 on 1, the call from 0, 0..10 on 0: 34 of T_ideal's 35, 2
- * messages, 20 in "work".
+ * ends last.  No message ends its idle: thread 0's run ending at 32 is
+ * taken to have woken it (wake.c), 1 later, so T_ideal stays 35.  The
+ * path: 33..35 on 2, then (the idle stretch to its waker) 30..32 on 0, the
+ * result from 1, 10..30 on 1, the call from 0, 0..10 on 0: 34 of T_ideal's 35,
+ * 2 messages, 20 in "work".
  */
 static void
 test_path_golden(void)
@@ -744,6 +745,30 @@ test_path_golden(void)
 	printf("path_golden    length 34 of T_ideal 35 measured %" PRIu64
 	       " of %" PRIu64 "\n",
 	       p.length_ns, ideal);
+	rp_free(r);
+
+	/* The same with 5 ns transfers: the call received at 15 (thread 1
+	 * runs 15..25), the result at 30; T = 35.  Ideal: thread 1 runs
+	 * 10..20, thread 0 20..22, and the I/O thread's idle, woken 1
+	 * after thread 0's run, ends at 23: it runs 23..25, T_ideal = 25
+	 * (35 if the idle kept its length). */
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 10, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 0, 10, 30, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 0, 30, 32, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 15, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 15, 25, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 25, 35, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 1, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 1, 33, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 33, 35, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 15, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 1, 0, 25, 30, 1) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 25);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 24); /* 2 + 2 + 10 + 10 */
+	CHECK_EQ_U64(p.messages, 2);
 	rp_free(r);
 }
 
