@@ -241,7 +241,11 @@ child(int argc, char **argv)
 {
 	const char *dir = argv[2];
 	int by_relay = !strcmp(argv[3], "relay"), delay = atoi(argv[4]);
-	dw_options o = {.trace = dir};
+	/* no heartbeat inside the run: an I/O thread's timer wake-up is a
+	 * wait the replay would tie to whatever ended last before it */
+	dw_options o = {.trace = dir,
+	                .heartbeat_ms = 60000,
+	                .heartbeat_timeout_ms = 120000};
 	char addr[64], dial[64], cookie[700], self[1024];
 	pid_t w[2];
 	int ids[2], err = DW_OK, port, ms = ITEM_MS;
