@@ -79,18 +79,18 @@ continued(const rp_thread *t, size_t i)
 	       t->b[i + 2].start == t->b[i + 1].end;
 }
 
-/* The end of the chain of waits broken off by Send Receive that wait i
- * of t is in (replay.c treats one ended by a receive as one wait). */
+/* The end of wait i of t, or of the wait after it when only a Send
+ * Receive breaks them (the runtime's caller reading its own result:
+ * replay.c treats the two, ended by a receive, as one wait).  Not the
+ * whole chain: an I/O thread alternates the two all run long. */
 static uint64_t
 chain_end(const rp_thread *t, size_t i)
 {
-	while (continued(t, i))
-		i += 2;
-	return t->b[i].end;
+	return continued(t, i) ? t->b[i + 2].end : t->b[i].end;
 }
 
 /* The waker of wait i of thread th, when no receive ends it or the
- * chain it is part of, and another thread ended a busy burst inside
+ * wait it is broken off from, and another thread ended a busy burst inside
  * it: added to r->wake. */
 static int
 wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
