@@ -115,8 +115,8 @@ shift_now(const rp_thread *t)
 }
 
 /* The shift at original time x: the last change at or before x. */
-static int64_t
-shift_at(const rp_thread *t, uint64_t x)
+int64_t
+rp_shift_at(const rp_thread *t, uint64_t x)
 {
 	size_t lo = 0, hi = t->nsh;
 
@@ -182,10 +182,37 @@ receive(rp_replay *r, rp_m *m)
 	rnew = m->send_new > rnew ? m->send_new : rnew;
 	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
-	t->sh[t->nsh++] = (rp_shift){m->recv, (int64_t)m->recv - rnew, ready,
-	                             (uint32_t)(m - r->m), m->send_new >= rnew};
+	t->sh[t->nsh++] = (rp_shift){m->recv,
+	                             (int64_t)m->recv - rnew,
+	                             ready,
+	                             (uint32_t)(m - r->m),
+	                             m->send_new >= rnew,
+	                             m->from,
+	                             m->send};
 	t->last_recv = m->recv;
 	t->recv_end = rnew > t->recv_end ? rnew : t->recv_end;
+	return 0;
+}
+
+/* A wait no receive ends completes at max(its waker's end plus the lag
+ * after it, the waiter ready), as a receive does at its send: the lag
+ * (e - waker's end) is kept, for nothing says it was a transfer. */
+static int
+wake(rp_replay *r, const rp_wake *w)
+{
+	rp_thread *t = &r->t[w->thread];
+	const rp_thread *u = &r->t[w->from];
+	uint64_t ready = w->ready > t->last_recv ? w->ready : t->last_recv;
+	int64_t rnew = (int64_t)ready - shift_now(t);
+	int64_t rw = (int64_t)w->at - rp_shift_at(u, w->from_at);
+
+	rnew = rw > rnew ? rw : rnew;
+	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
+		return -1;
+	t->sh[t->nsh++] = (rp_shift){w->at,      (int64_t)w->at - rnew,
+	                             ready,      RP_NO_MSG,
+	                             rw >= rnew, w->from,
+	                             w->from_at};
 	return 0;
 }
 
@@ -200,7 +227,7 @@ thread_end(const rp_thread *t, uint64_t *at)
 	for (size_t i = t->nb; i-- > 0;) {
 		if (rp_is_wait(t->b[i].state))
 			continue;
-		int64_t e = (int64_t)t->b[i].end - shift_at(t, t->b[i].end);
+		int64_t e = (int64_t)t->b[i].end - rp_shift_at(t, t->b[i].end);
 
 		if (e > end)
 			*at = t->b[i].end;
@@ -219,7 +246,7 @@ speed_up(rp_replay *r, const rp_speed *v)
 
 	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
-	t->sh[t->nsh++] = (rp_shift){v->at, shift, v->at, RP_NO_MSG, 0};
+	t->sh[t->nsh++] = (rp_shift){v->at, shift, v->at, RP_NO_MSG, 0, 0, 0};
 	return 0;
 }
 
@@ -227,7 +254,7 @@ speed_up(rp_replay *r, const rp_speed *v)
 static rp_point *
 points(const rp_replay *r, size_t *n)
 {
-	rp_point *p = calloc(r->nm * 2 + r->nspeed + 1, sizeof *p);
+	rp_point *p = calloc(r->nm * 2 + r->nspeed + r->nwake + 1, sizeof *p);
 
 	*n = 0;
 	if (!p)
@@ -238,6 +265,8 @@ points(const rp_replay *r, size_t *n)
 	}
 	for (size_t i = 0; i < r->nspeed; i++)
 		p[(*n)++] = (rp_point){r->speed[i].at, RP_SPEED, (uint32_t)i};
+	for (size_t i = 0; i < r->nwake; i++)
+		p[(*n)++] = (rp_point){r->wake[i].at, RP_WAKE, (uint32_t)i};
 	if (*n > 1)
 		qsort(p, *n, sizeof *p, point_cmp);
 	return p;
@@ -277,9 +306,13 @@ replay(rp_replay *r, uint64_t *ideal)
 		r->t[i].recv_end = 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		rp_m *m = p[i].kind == RP_SPEED ? NULL : &r->m[p[i].msg];
+		rp_m *m = p[i].kind == RP_SPEED || p[i].kind == RP_WAKE
+		              ? NULL
+		              : &r->m[p[i].msg];
 
-		if (!m)
+		if (p[i].kind == RP_WAKE)
+			err = wake(r, &r->wake[p[i].msg]);
+		else if (!m)
 			err = speed_up(r, &r->speed[p[i].msg]);
 		else if (p[i].kind == RP_SEND)
 			m->send_new =
@@ -307,6 +340,8 @@ rp_run(rp_replay *r, uint64_t *ideal)
 			      burst_cmp);
 	r->nspeed = 0;
 	r->faster = 0;
+	if (rp_wakes(r))
+		return DW_ENOMEM;
 	return replay(r, ideal);
 }
 
@@ -335,9 +370,94 @@ running_in(const rp_thread *t, uint64_t a, uint64_t b)
 	return ns;
 }
 
+static int
+speed_add(rp_replay *r, uint32_t thread, uint64_t at, uint64_t saved)
+{
+	if (rp_grow((void **)&r->speed, r->nspeed, &r->capspeed,
+	            sizeof *r->speed))
+		return -1;
+	r->speed[r->nspeed++] = (rp_speed){thread, at, saved};
+	return 0;
+}
+
+/* A send: its thread and original time (the sends sorted by both). */
+typedef struct rp_snd {
+	uint32_t from;
+	uint64_t at;
+} rp_snd;
+
+static int
+send_cmp(const void *a, const void *b)
+{
+	const rp_snd *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The sends by thread, then time; NULL when out of memory. */
+static rp_snd *
+sends(const rp_replay *r)
+{
+	rp_snd *o = malloc((r->nm + 1) * sizeof *o);
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < r->nm; i++)
+		o[i] = (rp_snd){r->m[i].from, r->m[i].send};
+	if (r->nm > 1)
+		qsort(o, r->nm, sizeof *o, send_cmp);
+	return o;
+}
+
+/* The first send in o made by thread at or after x. */
+static size_t
+send_first(const rp_replay *r, const rp_snd *o, uint32_t thread, uint64_t x)
+{
+	size_t lo = 0, hi = r->nm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o[mid].from < thread ||
+		    (o[mid].from == thread && o[mid].at < x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One run [a, b] of a faster function on thread: at each send inside it
+ * the Running time before the send, divided by k, has been saved (the
+ * send moves earlier with it); the rest at its end. */
+static int
+run_faster(rp_replay *r, const rp_snd *o, uint32_t thread, uint64_t a,
+           uint64_t b, double k)
+{
+	const rp_thread *t = &r->t[thread];
+	uint64_t done = 0, upto;
+
+	for (size_t j = send_first(r, o, thread, a + 1);
+	     j < r->nm && o[j].from == thread && o[j].at < b; j++) {
+		uint64_t x = o[j].at;
+
+		upto = (uint64_t)((double)running_in(t, a, x) * (1 - 1 / k));
+		if (upto > done && speed_add(r, thread, x, upto - done))
+			return -1;
+		done = upto > done ? upto : done;
+	}
+	upto = (uint64_t)((double)running_in(t, a, b) * (1 - 1 / k));
+	return upto > done ? speed_add(r, thread, b, upto - done) : 0;
+}
+
 dw_err
 rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal)
 {
+	rp_snd *o;
+	int err = 0;
+
 	*ideal = 0;
 	if (!r)
 		return DW_OK;
@@ -345,24 +465,19 @@ rp_faster(rp_replay *r, uint64_t func, double k, uint64_t *ideal)
 		return DW_EINVAL;
 	r->nspeed = 0;
 	r->faster = 1;
-	for (size_t i = 0; i < r->nthreads; i++) {
+	o = sends(r);
+	if (!o)
+		return DW_ENOMEM;
+	for (size_t i = 0; i < r->nthreads && !err; i++) {
 		const rp_thread *t = &r->t[i];
 
-		for (size_t j = 0; j < t->nf; j++) {
-			uint64_t run;
-
-			if (t->f[j].func != func)
-				continue;
-			run = running_in(t, t->f[j].start, t->f[j].end);
-			if (rp_grow((void **)&r->speed, r->nspeed, &r->capspeed,
-			            sizeof *r->speed))
-				return DW_ENOMEM;
-			r->speed[r->nspeed++] =
-			    (rp_speed){(uint32_t)i, t->f[j].end,
-			               (uint64_t)((double)run * (1 - 1 / k))};
-		}
+		for (size_t j = 0; j < t->nf && !err; j++)
+			if (t->f[j].func == func)
+				err = run_faster(r, o, (uint32_t)i,
+				                 t->f[j].start, t->f[j].end, k);
 	}
-	return replay(r, ideal);
+	free(o);
+	return err ? DW_ENOMEM : replay(r, ideal);
 }
 
 void
@@ -378,12 +493,11 @@ rp_free(rp_replay *r)
 	free(r->fns);
 	free(r->segs);
 	free(r->speed);
+	free(r->wake);
 	free(r->t);
 	free(r->m);
 	free(r);
 }
-
-/* ---- The critical path ------------------------------------------------ */
 
 dw_err
 rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
@@ -397,116 +511,5 @@ rp_func(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
 	if (rp_grow((void **)&t->f, t->nf, &t->capf, sizeof *t->f))
 		return DW_ENOMEM;
 	t->f[t->nf++] = (rp_frun){start, end, func};
-	return DW_OK;
-}
-
-static rp_fn *
-fn_get(rp_replay *r, uint64_t func)
-{
-	rp_fn *p;
-
-	for (size_t i = 0; i < r->nfns; i++)
-		if (r->fns[i].func == func)
-			return &r->fns[i];
-	p = realloc(r->fns, (r->nfns + 1) * sizeof *p);
-	if (!p)
-		return NULL;
-	r->fns = p;
-	r->fns[r->nfns] = (rp_fn){func, 0};
-	return &r->fns[r->nfns++];
-}
-
-/* Adds the functions' time within [a, b] of thread t; *in is the time
- * of the segment spent in functions. */
-static int
-segment(rp_replay *r, const rp_thread *t, uint64_t a, uint64_t b, uint64_t *in)
-{
-	if (b > a) {
-		if (rp_grow((void **)&r->segs, r->nsegs, &r->capsegs,
-		            sizeof *r->segs))
-			return -1;
-		r->segs[r->nsegs++] = (rp_seg){(uint32_t)(t - r->t), a, b};
-	}
-	for (size_t i = 0; i < t->nf; i++) {
-		uint64_t s = t->f[i].start > a ? t->f[i].start : a;
-		uint64_t e = t->f[i].end < b ? t->f[i].end : b;
-		rp_fn *f;
-
-		if (e <= s)
-			continue;
-		f = fn_get(r, t->f[i].func);
-		if (!f)
-			return -1;
-		f->ns += e - s;
-		*in += e - s;
-	}
-	return 0;
-}
-
-/* The last receive of t at or before x (strictly before when strict),
- * among its first n; n when none. */
-static size_t
-recv_before(const rp_thread *t, size_t n, uint64_t x, int strict)
-{
-	while (n-- > 0)
-		if (strict ? t->sh[n].at < x : t->sh[n].at <= x)
-			return n;
-	return SIZE_MAX;
-}
-
-static int
-fn_cmp(const void *a, const void *b)
-{
-	const rp_fn *x = a, *y = b;
-
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-dw_err
-rp_critical_path(rp_replay *r, rp_path *out)
-{
-	uint64_t x, in = 0;
-	uint32_t th;
-	size_t k;
-
-	memset(out, 0, sizeof *out);
-	if (r && r->faster)
-		return DW_EINVAL;
-	if (!r || r->end <= 0)
-		return DW_OK;
-	r->nfns = 0;
-	r->nsegs = 0;
-	th = r->end_thread;
-	x = r->end_at;
-	k = recv_before(&r->t[th], r->t[th].nsh, x, 0);
-	for (;;) {
-		const rp_thread *t = &r->t[th];
-		uint64_t a =
-		    k == SIZE_MAX ? (t->nb ? t->b[0].start : 0) : t->sh[k].at;
-
-		a = a < x ? a : x;
-		if (segment(r, t, a, x, &in))
-			return DW_ENOMEM;
-		if (k == SIZE_MAX)
-			break;
-		if (t->sh[k].by_send) {
-			const rp_m *m = &r->m[t->sh[k].msg];
-
-			out->messages++;
-			th = m->from;
-			x = m->send;
-			k = recv_before(&r->t[th], r->t[th].nsh, x, 1);
-		} else {
-			x = t->sh[k].ready;
-			k = recv_before(t, k, x, 0);
-		}
-	}
-	if (r->nfns > 1)
-		qsort(r->fns, r->nfns, sizeof *r->fns, fn_cmp);
-	out->fns = r->fns;
-	out->nfns = r->nfns;
-	out->other_ns = (uint64_t)r->end - in;
-	out->segs = r->segs;
-	out->nsegs = r->nsegs;
 	return DW_OK;
 }

@@ -52,11 +52,14 @@ typedef struct rp_fn {
 } rp_fn;
 
 /*
- * The critical path of the replay rp_run made: the chain of bursts and
- * zero-time messages that ends last, followed back from its end through
- * each receive to whichever of its send and its receiver's readiness
- * came later.  ns of it in each function (sorted by id, *fns owned by
- * r), ns in no function, and the messages on it.
+ * The critical path of the replay rp_run made (critpath.c): the chain
+ * of busy bursts (every state that is not a wait: the user's work and
+ * the runtime's) and zero-time messages that ends at the replay's end,
+ * followed back from there along a thread; at a receive to whichever of
+ * its send and its receiver's readiness came later; at a wait no
+ * message ends, to the busy burst on any thread that ended last before
+ * it.  No wait is on it.  ns of it in each function (sorted by id, *fns
+ * owned by r), ns in no function, its length and the messages on it.
  */
 /* One piece of the path on one thread, in original time. */
 typedef struct rp_seg {
@@ -68,6 +71,7 @@ typedef struct rp_path {
 	const rp_fn *fns;
 	size_t nfns;
 	uint64_t other_ns, messages;
+	uint64_t length_ns; /* the busy time on it: <= T_ideal */
 	const rp_seg *segs; /* from the end back; owned by r */
 	size_t nsegs;
 } rp_path;

@@ -18,9 +18,20 @@ typedef struct rp_shift {
 	uint64_t at;
 	int64_t shift;
 	uint64_t ready; /* original time the receiver was ready */
-	uint32_t msg;   /* RP_NO_MSG: a burst made faster (rp_faster) */
+	uint32_t msg;   /* RP_NO_MSG: a wake, or a burst made faster */
 	int by_send;    /* the send came last: the path goes to the sender */
+	uint32_t from;  /* a wake's waker: its thread, original end */
+	uint64_t from_at;
 } rp_shift;
+
+/* A wait that no receive ends, and the busy burst of another thread
+ * that ended last inside it, its likeliest waker (wake.c). */
+typedef struct rp_wake {
+	uint32_t thread, from;
+	uint64_t at;      /* original end of the wait */
+	uint64_t ready;   /* original start of it (of its group) */
+	uint64_t from_at; /* original end of the waker */
+} rp_wake;
 
 #define RP_NO_MSG UINT32_MAX
 
@@ -52,7 +63,7 @@ typedef struct rp_speed {
 	uint64_t at, saved;
 } rp_speed;
 
-enum rp_kind { RP_SPEED, RP_SEND, RP_RECV };
+enum rp_kind { RP_SPEED, RP_SEND, RP_RECV, RP_WAKE };
 
 typedef struct rp_point {
 	uint64_t time;
@@ -72,13 +83,22 @@ struct rp_replay {
 	size_t nfns;
 	rp_seg *segs; /* the critical path, from its end back */
 	size_t nsegs, capsegs;
+	rp_wake *wake; /* found by rp_wakes, in rp_run */
+	size_t nwake, capwake;
 	rp_speed *speed; /* while rp_faster runs */
 	size_t nspeed, capspeed;
 	int faster; /* the last replay was rp_faster's */
 };
 
+/* Finds r->wake from the sorted bursts and the messages.  0 or -1
+ * (out of memory). */
+int rp_wakes(rp_replay *r);
+
 /* The first wait of the group wait i of t belongs to (replay.c). */
 const rp_burst *rp_wait_group(const rp_thread *t, size_t i);
+
+/* The shift of t at original time x (replayed = x - shift; replay.c). */
+int64_t rp_shift_at(const rp_thread *t, uint64_t x);
 
 /* Room for one more element of size in *arr (capacity *cap). */
 int rp_grow(void **arr, size_t n, size_t *cap, size_t size);

@@ -444,6 +444,7 @@ path_copy(st_stats *s)
 	if (rp_critical_path(s->replay, &p) != DW_OK)
 		return DW_ENOMEM;
 	s->path_other = p.other_ns;
+	s->path_length = p.length_ns;
 	s->path_messages = p.messages;
 	if (!p.nfns)
 		return DW_OK;

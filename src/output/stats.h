@@ -143,6 +143,7 @@ typedef struct st_stats {
 	rp_fn *path;       /* ns per function on its critical path; owned */
 	size_t npath;
 	uint64_t path_other;    /* ns of the path in no function */
+	uint64_t path_length;   /* ns of busy bursts on it (<= ideal) */
 	uint64_t path_messages; /* messages on it */
 	/* the rest of the POP tree (stats_pop.c) */
 	double faster_k;       /* the what-if speed-up, 2 unless set */

@@ -186,9 +186,10 @@ text_tree(const st_stats *s, FILE *f)
 	        "      transfer                %.2f\n",
 	        p->pe, p->lb, p->comm, p->ser, p->trf);
 	fprintf(f,
-	        "\n  critical path on the ideal network: %.6f s, %" PRIu64
-	        " messages\n",
-	        p->ideal * 1e-9, s->path_messages);
+	        "\n  critical path on the ideal network: %.6f s of busy "
+	        "bursts (of T_ideal %.6f s), %" PRIu64 " messages\n",
+	        (double)s->path_length * 1e-9, p->ideal * 1e-9,
+	        s->path_messages);
 	for (size_t i = 0; i < s->npath; i++) {
 		const char *n =
 		    st_value_name(s, TF_EV_FUNCTION, s->path[i].func);
@@ -522,7 +523,7 @@ json_tree(const st_stats *s, FILE *f)
 	        "  \"critical_path\": {\"length_ns\": %" PRIu64
 	        ", \"messages\": %" PRIu64 ", \"other_ns\": %" PRIu64
 	        ", \"functions\": [",
-	        s->ideal, s->path_messages, s->path_other);
+	        s->path_length, s->path_messages, s->path_other);
 	for (size_t i = 0; i < s->npath; i++) {
 		fprintf(f, "%s{\"id\": %" PRIu64 ", ", i ? ", " : "",
 		        s->path[i].func);

@@ -695,11 +695,126 @@ test_replay_golden(void)
 	rp_free(r);
 }
 
+/*
+ * The critical path alone on hand-written bursts (ns): an I/O thread's
+ * idle stretch that no message ends is never on it.  Thread 0 runs
+ * 0..10, calls thread 1 at 10, waits 10..30 for the result, runs
+ * 30..32; thread 1 idles 0..10, runs 10..30, answers at 30; thread 2 (an
+ * I/O thread) handles a frame 0..1, idles 1..33, handles one 33..35 and
+ * ends last.  No message ends its idle: thread 0's run ending at 32 is
+ * taken to have woken it (wake.c), 1 later, so T_ideal stays 35.  The
+ * path: 33..35 on 2, then (the idle stretch to its waker) 30..32 on 0, the
+ * result from 1, 10..30 on 1, the call from 0, 0..10 on 0: 34 of T_ideal's 35,
+ * 2 messages, 20 in "work".
+ */
+static void
+test_path_golden(void)
+{
+	static const rp_seg want[] = {
+	    {2, 33, 35}, {0, 30, 32}, {1, 10, 30}, {0, 0, 10}};
+	rp_replay *r;
+	rp_path p;
+	uint64_t ideal;
+
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 10, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 0, 10, 30, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 0, 30, 32, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 10, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 10, 30, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 30, 35, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 1, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 1, 33, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 33, 35, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 10, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 1, 0, 30, 30, 1) == DW_OK);
+	REQUIRE(rp_func(r, 1, 10, 30, H_WORK) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 35);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 34);
+	CHECK_EQ_U64(p.messages, 2);
+	CHECK_EQ_U64(p.other_ns, 14);
+	CHECK_EQ_U64(p.nfns, 1);
+	CHECK(p.nfns == 1 && p.fns[0].ns == 20);
+	CHECK_EQ_U64(p.nsegs, 4);
+	for (size_t i = 0; i < 4 && i < p.nsegs; i++)
+		CHECK(p.segs[i].thread == want[i].thread &&
+		      p.segs[i].start == want[i].start &&
+		      p.segs[i].end == want[i].end);
+	printf("path_golden    length 34 of T_ideal 35 measured %" PRIu64
+	       " of %" PRIu64 "\n",
+	       p.length_ns, ideal);
+	rp_free(r);
+
+	/* The same with 5 ns transfers: the call received at 15 (thread 1
+	 * runs 15..25), the result at 30; T = 35.  Ideal: thread 1 runs
+	 * 10..20, thread 0 20..22, and the I/O thread's idle, woken 1
+	 * after thread 0's run, ends at 23: it runs 23..25, T_ideal = 25
+	 * (35 if the idle kept its length). */
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 10, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 0, 10, 30, DWT_STATE_WAITING_MESSAGE) == DW_OK);
+	REQUIRE(rp_state(r, 0, 30, 32, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 15, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 15, 25, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 25, 35, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 1, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 1, 33, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 33, 35, DWT_STATE_SEND_RECEIVE) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 15, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 1, 0, 25, 30, 1) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 25);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 24); /* 2 + 2 + 10 + 10 */
+	CHECK_EQ_U64(p.messages, 2);
+	rp_free(r);
+}
+
+/*
+ * What-if on hand-written bursts (ns): sends made inside a faster run
+ * move earlier with it.  Thread 0 runs "work" 0..20 and sends to thread
+ * 1 at 10 and to thread 2 at 16; thread 1 idles 0..10 then runs 10..20;
+ * thread 2 idles 0..16 then runs 16..26: T_ideal = 26.  "work" 2x
+ * faster: its run is 0..10, the sends at 5 and 8, thread 1 runs 5..15,
+ * thread 2 8..18: T_ideal = 18 (26 if only its end moved).
+ */
+static void
+test_faster_golden(void)
+{
+	rp_replay *r;
+	rp_path p;
+	uint64_t ideal, fast;
+
+	REQUIRE(rp_new(3, &r) == DW_OK);
+	REQUIRE(rp_state(r, 0, 0, 20, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 1, 0, 10, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 1, 10, 20, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_state(r, 2, 0, 16, DWT_STATE_IDLE) == DW_OK);
+	REQUIRE(rp_state(r, 2, 16, 26, DWT_STATE_RUNNING) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 1, 10, 10, 0) == DW_OK);
+	REQUIRE(rp_msg(r, 0, 2, 16, 16, 0) == DW_OK);
+	REQUIRE(rp_func(r, 0, 0, 20, H_WORK) == DW_OK);
+	REQUIRE(rp_run(r, &ideal) == DW_OK);
+	CHECK_EQ_U64(ideal, 26);
+	REQUIRE(rp_critical_path(r, &p) == DW_OK);
+	CHECK_EQ_U64(p.length_ns, 26); /* 16 of work on 0, 10 on 2 */
+	REQUIRE(rp_faster(r, H_WORK, 2, &fast) == DW_OK);
+	CHECK_EQ_U64(fast, 18);
+	printf("faster_golden  T_ideal, work 2x faster  hand 18 measured "
+	       "%" PRIu64 "\n",
+	       fast);
+	rp_free(r);
+}
+
 int
 main(void)
 {
 	snprintf(scratch, sizeof scratch, "%s", tu_tmpdir("pop_tree"));
 	test_replay_golden();
+	test_path_golden();
+	test_faster_golden();
 	test_imbalance();
 	test_transfer();
 	test_chain();

@@ -160,19 +160,24 @@ static const char golden_csv[] =
     "wait_function,,,sender,(no function),0,0,\n"
     "wait_function,,,none,(no function),0,1850,\n"
     /* what-ifs on the ideal network: the executor gets the call at
-     * 200 instead of 250, so it ends at 1000 - 50 = 950 = T_ideal.
-     * "other" 2x faster saves 25 at 750: 925; "work" 2x faster saves
-     * 100 at 450 and 100 at 1000: 750 */
-    "what_if,,,1,\"other, \"\"quoted\"\"\",,925,\n"
-    "what_if,,,2,work,,750,\n"
+     * 200 instead of 250 (it runs 200..400); its idle 450..700 ends
+     * no receive, and the master's run that ended inside it, at 700
+     * (550 on the ideal network: its result came at 450), is taken to
+     * have woken it, with the lag after it (0): it runs 550..850 =
+     * T_ideal.  "other" 2x faster saves 25: 825; "work" 2x faster
+     * saves 100 in its first run (the result sent at 350, the master
+     * runs 350..450, the executor from 450) and 100 in its second:
+     * 450 + 300 - 100 = 650 */
+    "what_if,,,1,\"other, \"\"quoted\"\"\",,825,\n"
+    "what_if,,,2,work,,650,\n"
     "metric,,,useful_mean_ns,mean(U_i),,266.666667,\n"
     "metric,,,useful_max_ns,max(U_i),,500.000000,\n"
     "metric,,,load_balance,mean(U_i) / max(U_i),,0.533333,\n"
     "metric,,,communication_efficiency,max(U_i) / T,,0.454545,\n"
     "metric,,,parallel_efficiency,mean(U_i) / T,,0.242424,\n"
-    "metric,,,ideal_elapsed_ns,T_ideal,,950.000000,\n"
-    "metric,,,serialization_efficiency,max(U_i) / T_ideal,,0.526316,\n"
-    "metric,,,transfer_efficiency,T_ideal / T,,0.863636,\n";
+    "metric,,,ideal_elapsed_ns,T_ideal,,850.000000,\n"
+    "metric,,,serialization_efficiency,max(U_i) / T_ideal,,0.588235,\n"
+    "metric,,,transfer_efficiency,T_ideal / T,,0.772727,\n";
 
 typedef void (*printer)(const st_stats *, FILE *);
 

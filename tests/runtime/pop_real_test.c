@@ -27,6 +27,7 @@
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
+#include "merge/replay.h"
 #include "output/stats.h"
 #include "testutil.h"
 
@@ -90,6 +91,36 @@ sc_handout(void)
 	return err;
 }
 
+/* master -> f (100 ms) on worker 2, its result -> g (200 ms) on worker
+ * 3, while worker 4 runs an independent 50 ms job. */
+static int
+sc_chain(void)
+{
+	dw_future *side;
+	void *res = NULL;
+	size_t n;
+	int ms = 50, err;
+
+	err = dw_remotecall(4, "pop_work", &ms, sizeof ms, &side);
+	ms = 100;
+	if (!err)
+		err = dw_remotecall_fetch(2, "pop_work", &ms, sizeof ms, &res,
+		                          &n);
+	if (!err) {
+		memcpy(&ms, res, sizeof ms);
+		free(res);
+		ms *= 2;
+		err = dw_remotecall_fetch(3, "pop_work", &ms, sizeof ms, &res,
+		                          &n);
+		free(res);
+	}
+	if (!err) {
+		err = dw_future_wait(side);
+		dw_future_free(side);
+	}
+	return err;
+}
+
 static int
 sc_producer(void)
 {
@@ -127,7 +158,9 @@ child(int argc, char **argv)
 		return 2;
 	if (dw_addprocs(3, NULL, ids) != 3)
 		return 2;
-	err = !strcmp(argv[2], "handout") ? sc_handout() : sc_producer();
+	err = !strcmp(argv[2], "handout") ? sc_handout()
+	      : !strcmp(argv[2], "chain") ? sc_chain()
+	                                  : sc_producer();
 	if (err)
 		fprintf(stderr, "%s: %s\n", argv[2], dw_errmsg());
 	dw_finalize();
@@ -213,15 +246,136 @@ test_handout(const char *self)
 	 * bound well under the work's 100 ms that would be misattributed */
 	within("handout: master waits for the network",
 	       ms_of(w0[RP_CAUSE_NETWORK]), 0, 50);
-	/* the path: the master's hand-outs, then the last item.  Printed,
-	 * not checked: on a real runtime trace an I/O thread's idle stretch
-	 * can end without a message and take the path (docs/tracing.md,
-	 * "Critical path", limits); pop_tree checks the path on synthetic
-	 * traces of known answers. */
-	printf("handout: pop_work on the critical path %9.3f ms (about 100)\n",
-	       ms_of(path_of(s, "pop_work")));
+	/* the path: the master's hand-outs (its 150 ms of its own, in no
+	 * function), then the last item */
+	within("handout: pop_work on the critical path",
+	       ms_of(path_of(s, "pop_work")), 100, 100 + SLACK_MS);
 	within("handout: the rest of the critical path", ms_of(s->path_other),
 	       150, 1e9);
+	st_stats_free(s);
+	tu_rmtree(dir);
+}
+
+/* The thread named name; SIZE_MAX when there is none. */
+static size_t
+thread_named(const st_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].name && !strcmp(s->threads[i].name, name))
+			return i;
+	return SIZE_MAX;
+}
+
+/* ns of the path's pieces inside a wait state of their thread, read
+ * from the .prv itself (1:cpu:appl:task:thread:begin:end:state). */
+static uint64_t
+path_in_waits(const st_stats *s, const char *prv)
+{
+	FILE *f = fopen(prv, "r");
+	char line[512];
+	uint64_t ns = 0;
+
+	REQUIRE(f != NULL);
+	while (fgets(line, sizeof line, f)) {
+		unsigned task, th, st;
+		uint64_t a, b;
+		size_t t;
+
+		if (sscanf(line, "1:%*u:%*u:%u:%u:%" SCNu64 ":%" SCNu64 ":%u",
+		           &task, &th, &a, &b, &st) != 5 ||
+		    !rp_is_wait(st) || task < 1 || task > s->ntasks)
+			continue;
+		t = s->tasks[task - 1].first_thread + th - 1;
+		for (size_t i = 0; i < s->npath_segs; i++) {
+			const rp_seg *g = &s->path_segs[i];
+			uint64_t lo = g->start > a ? g->start : a;
+			uint64_t hi = g->end < b ? g->end : b;
+
+			if (g->thread == t && hi > lo)
+				ns += hi - lo;
+		}
+	}
+	fclose(f);
+	return ns;
+}
+
+static uint64_t
+seg_ns(const st_stats *s, size_t i)
+{
+	return s->path_segs[i].end - s->path_segs[i].start;
+}
+
+/* The path of the chain, from its end back: a piece on worker 3's
+ * executor (g, 200 ms), then only the master's, then one on worker 2's
+ * (f, 100 ms); nothing of worker 4's 50 ms job. */
+static void
+chain_path(const st_stats *s)
+{
+	size_t m = thread_named(s, "master");
+	size_t e2 = thread_named(s, "worker 2 executor 1");
+	size_t e3 = thread_named(s, "worker 3 executor 1");
+	size_t e4 = thread_named(s, "worker 4 executor 1");
+	size_t i3 = SIZE_MAX, i2 = SIZE_MAX;
+	uint64_t span = 0, on4 = 0;
+
+	REQUIRE(m != SIZE_MAX && e2 != SIZE_MAX && e3 != SIZE_MAX &&
+	        e4 != SIZE_MAX);
+	for (size_t i = 0; i < s->npath_segs; i++) {
+		const rp_seg *g = &s->path_segs[i];
+
+		uint64_t d = g->end - g->start;
+
+		/* the longest piece of each: the run, not its trace hand-in */
+		if (g->thread == e3 && (i3 == SIZE_MAX || d > seg_ns(s, i3)))
+			i3 = i;
+		if (g->thread == e2 && (i2 == SIZE_MAX || d > seg_ns(s, i2)))
+			i2 = i;
+	}
+	REQUIRE(i3 != SIZE_MAX && i2 != SIZE_MAX);
+	for (size_t i = 0; i < s->npath_segs; i++)
+		if (s->path_segs[i].thread == e4 &&
+		    s->path_segs[i].start < s->path_segs[i3].end)
+			on4 += seg_ns(s, i);
+	CHECK(i3 < i2);
+	for (size_t i = i3; i <= i2 && i < s->npath_segs; i++) {
+		const rp_seg *g = &s->path_segs[i];
+
+		CHECK(i == i3 || i == i2 || g->thread == m);
+		span += g->end - g->start;
+		printf("chain: path piece on %-22s %9.3f .. %9.3f ms\n",
+		       s->threads[g->thread].name, ms_of(g->start),
+		       ms_of(g->end));
+	}
+	within("chain: g's piece (worker 3's executor)", ms_of(seg_ns(s, i3)),
+	       200, 200 + SLACK_MS);
+	within("chain: f's piece (worker 2's executor)", ms_of(seg_ns(s, i2)),
+	       100, 100 + SLACK_MS);
+	within("chain: the path from f's start to g's end", ms_of(span), 300,
+	       300 + SLACK_MS);
+	/* worker 4 may hand its trace in on the path, after g: never its
+	 * job, which ran beside f */
+	within("chain: worker 4's executor on the path before g ends",
+	       ms_of(on4), 0, 0);
+}
+
+/* master -> f -> g -> master: the critical path on a real trace. */
+static void
+test_chain(const char *self)
+{
+	char dir[600], prv[700];
+	st_stats *s = run(self, "chain", dir, sizeof dir);
+
+	within("chain: pop_work on the critical path",
+	       ms_of(path_of(s, "pop_work")), 300, 300 + SLACK_MS);
+	CHECK(s->path_messages >= 4);
+	CHECK(s->path_length <= s->ideal && s->path_length >= 300 * 1000000ull);
+	chain_path(s);
+	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
+	within("chain: the path's time in waits", ms_of(path_in_waits(s, prv)),
+	       0, 0);
+	printf("chain: critical path %.3f ms of busy bursts (T_ideal %.3f "
+	       "ms), %" PRIu64 " messages\n",
+	       ms_of(s->path_length), ms_of(s->ideal), s->path_messages);
 	st_stats_free(s);
 	tu_rmtree(dir);
 }
@@ -256,6 +410,7 @@ main(int argc, char **argv)
 	REQUIRE(n > 0);
 	self[n] = 0;
 	test_handout(self);
+	test_chain(self);
 	test_producer(self);
 	return tu_report("pop_real");
 }

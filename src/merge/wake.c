@@ -1,0 +1,146 @@
+/*
+ * The waits no receive ends and their wakers (replay_int.h, rp_wakes;
+ * docs/tracing.md "The POP tree").  A thread of the runtime often
+ * waits for something the trace shows as no message: an I/O thread
+ * between socket reads, a master in dw_finalize while its workers hand
+ * in their traces.  Such a wait is taken to end because of the busy
+ * burst of another thread that ended last inside it, so the replay
+ * moves it with that burst, as it moves a receive with its send.  A
+ * wait inside which no other thread ended a burst (a timer, say) keeps
+ * its duration.  A thread's Not created stretches are not waits here.
+ */
+#include <stdlib.h>
+
+#include <dwork/events.h>
+
+#include "merge/replay_int.h"
+
+typedef struct rp_rcv {
+	uint32_t to;
+	uint64_t at;
+} rp_rcv;
+
+static int
+rcv_cmp(const void *a, const void *b)
+{
+	const rp_rcv *x = a, *y = b;
+
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* True when a receive of thread lies in (a, b]. */
+static int
+received_in(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].to < thread ||
+		    (v[mid].to == thread && v[mid].at <= a))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].to == thread && v[lo].at <= b;
+}
+
+/* The end of the last busy burst of t ending at or before x; 0. */
+static uint64_t
+busy_end(const rp_thread *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->b[mid].end <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0)
+		if (!rp_is_wait(t->b[lo].state) &&
+		    t->b[lo].end > t->b[lo].start)
+			return t->b[lo].end;
+	return 0;
+}
+
+/* Wait, Send Receive, Wait, ...: i is followed by another wait. */
+static int
+continued(const rp_thread *t, size_t i)
+{
+	return i + 2 < t->nb && t->b[i + 1].state == DWT_STATE_SEND_RECEIVE &&
+	       t->b[i + 1].start == t->b[i].end &&
+	       rp_is_wait(t->b[i + 2].state) &&
+	       t->b[i + 2].start == t->b[i + 1].end;
+}
+
+/* The end of wait i of t, or of the wait after it when only a Send
+ * Receive breaks them (the runtime's caller reading its own result:
+ * replay.c treats the two, ended by a receive, as one wait).  Not the
+ * whole chain: an I/O thread alternates the two all run long. */
+static uint64_t
+chain_end(const rp_thread *t, size_t i)
+{
+	return continued(t, i) ? t->b[i + 2].end : t->b[i].end;
+}
+
+/* The waker of wait i of thread th, when no receive ends it or the
+ * wait it is broken off from, and another thread ended a busy burst inside
+ * it: added to r->wake. */
+static int
+wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
+{
+	const rp_thread *t = &r->t[th];
+	const rp_burst *b = &t->b[i];
+	uint64_t best = 0;
+	uint32_t from = th;
+
+	if (received_in(v, r->nm, th, b->start, chain_end(t, i)))
+		return 0;
+	for (uint32_t u = 0; u < r->nthreads; u++) {
+		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end);
+
+		if (e > b->start && e > best) {
+			best = e;
+			from = u;
+		}
+	}
+	if (from == th)
+		return 0;
+	if (rp_grow((void **)&r->wake, r->nwake, &r->capwake, sizeof *r->wake))
+		return -1;
+	r->wake[r->nwake++] = (rp_wake){th, from, b->end, b->start, best};
+	return 0;
+}
+
+int
+rp_wakes(rp_replay *r)
+{
+	rp_rcv *v = malloc((r->nm + 1) * sizeof *v);
+	int err = 0;
+
+	r->nwake = 0;
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < r->nm; i++)
+		v[i] = (rp_rcv){r->m[i].to, r->m[i].recv};
+	if (r->nm > 1)
+		qsort(v, r->nm, sizeof *v, rcv_cmp);
+	for (uint32_t th = 0; th < r->nthreads && !err; th++) {
+		const rp_thread *t = &r->t[th];
+
+		/* the last burst: a wait there waits for the run to end */
+		for (size_t i = 0; i + 1 < t->nb && !err; i++)
+			if (rp_is_wait(t->b[i].state) &&
+			    t->b[i].state != DWT_STATE_NOT_CREATED &&
+			    t->b[i].end > t->b[i].start)
+				err = wait_waker(r, th, i, v);
+	}
+	free(v);
+	return err;
+}
