@@ -156,15 +156,13 @@ pipe_func_name(const mg_info *info, uint64_t id)
 	return id < n ? p->names[id / NAMES_CHUNK][id % NAMES_CHUNK] : NULL;
 }
 
-/* Copies the function names the merge added since the last call (the
+/* Copies the function names the merge added since the last copy (the
  * strings stay where they are until the merge ends). */
 static void
-names_sync(mg_pipe *p)
+names_copy(mg_pipe *p)
 {
 	const mg_idnames *v = &p->c->names.tab[MG_IDS_FUNC];
 
-	if (v->n == p->ncopied)
-		return;
 	while (p->ncopied < v->n && p->ncopied < NAMES_DIR * NAMES_CHUNK) {
 		size_t i = p->ncopied, k = i / NAMES_CHUNK;
 
@@ -175,6 +173,13 @@ names_sync(mg_pipe *p)
 		p->ncopied++;
 	}
 	atomic_store_explicit(&p->nnames, p->ncopied, memory_order_release);
+}
+
+static inline void
+names_sync(mg_pipe *p)
+{
+	if (__builtin_expect(p->c->names.tab[MG_IDS_FUNC].n != p->ncopied, 0))
+		names_copy(p);
 }
 
 dw_err
