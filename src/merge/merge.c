@@ -116,7 +116,7 @@ run(mg_ctx *c)
 	if (err == DW_OK)
 		err = names_build(c);
 	if (err == DW_OK && c->o->threads > 1)
-		err = pipe_new(c, &c->pipe);
+		(void)pipe_new(c, &c->pipe); /* without memory: one thread */
 	if (err == DW_OK)
 		err = c->w->ops->begin(c->w, &c->info);
 	if (err == DW_OK && c->pipe)
