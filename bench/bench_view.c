@@ -5,8 +5,15 @@
  * on one core; records read per second of the whole
  * merge.  Floor, same run, for each: reading the same trace files and
  * writing as many bytes as that format's output, nothing in between.
- * Beside them, for context, the same merge into Paraver, and each
- * writer's peak resident memory (the outputs are streamed).
+ * That floor leaves out the merge itself (decoding, clocks, the k-way
+ * merge, states, messages), which every format needs, so beside it is
+ * .merge_floor: the same merge into a writer that drops its records,
+ * then as many bytes of text made beforehand written out; its ratio
+ * says what the format's own formatting costs.  Then the same merge
+ * with the writer on a thread of its own (mg_opts.threads = 2), not
+ * pinned: _2threads.  Beside them, for context, the same merge into
+ * Paraver, and each writer's peak resident memory (the outputs are
+ * streamed).
  *
  * 50 million records by default, as bench_merge (the JSON is about
  * 5 GB); BENCH_VIEW_RECORDS overrides it.  The trace and the outputs go to
@@ -72,11 +79,12 @@ output_bytes(void)
 
 static const char *format_name;
 static uint64_t records_in;
+static unsigned merge_threads; /* mg_opts.threads of the runs */
 
 static int
 run_merge(void *arg)
 {
-	mg_opts o = {.dir = dir};
+	mg_opts o = {.dir = dir, .threads = merge_threads};
 	const mg_format *f = mg_format_find(format_name);
 	mg_writer *w;
 	mg_report rep;
@@ -99,34 +107,52 @@ run_merge(void *arg)
 }
 
 struct result {
-	double best, floor;
+	double best, floor, mfloor, best2;
 	long rss_kb;
 	uint64_t bytes;
 };
 
-/* The best of RUNS merges into the format, then the floor. */
+/* The best of RUNS merges into the current format. */
+static int
+best_of(const char *report, double *best, long *rss_kb, uint64_t *bytes)
+{
+	double t;
+	long rss;
+
+	*best = 1e30;
+	for (int run = 0; run < RUNS; run++) {
+		if (in_child(run_merge, (void *)report, &t, &rss)) {
+			fprintf(stderr, "bench: the merge into %s failed\n",
+			        format_name);
+			return -1;
+		}
+		*best = t < *best ? t : *best;
+		*rss_kb = rss > *rss_kb ? rss : *rss_kb;
+		*bytes = output_bytes();
+		remove_outputs();
+	}
+	return 0;
+}
+
+/* The best of RUNS merges into the format on one core and with the
+ * writer's thread on two, then the floors. */
 static int
 measure(const char *format, const char *report, struct result *r)
 {
 	unsigned long long n = 0;
-	long rss, dummy;
-	double t;
+	long dummy = 0;
 	FILE *f;
 
 	format_name = format;
-	r->best = 1e30;
 	r->rss_kb = 0;
-	for (int run = 0; run < RUNS; run++) {
-		if (in_child(run_merge, (void *)report, &t, &rss)) {
-			fprintf(stderr, "bench: the merge into %s failed\n",
-			        format);
-			return -1;
-		}
-		r->best = t < r->best ? t : r->best;
-		r->rss_kb = rss > r->rss_kb ? rss : r->rss_kb;
-		r->bytes = output_bytes();
-		remove_outputs();
-	}
+	merge_threads = 1;
+	if (best_of(report, &r->best, &r->rss_kb, &r->bytes))
+		return -1;
+	bench_pinned = 0;
+	merge_threads = 2;
+	if (best_of(report, &r->best2, &dummy, &r->bytes))
+		return -1;
+	bench_pinned = 1;
 	f = fopen(report, "r");
 	if (f && fscanf(f, "%llu", &n) == 1)
 		records_in = n;
@@ -134,6 +160,7 @@ measure(const char *format, const char *report, struct result *r)
 		fclose(f);
 	out_bytes = r->bytes;
 	in_child(run_floor, NULL, &r->floor, &dummy);
+	in_child(run_merge_floor, NULL, &r->mfloor, &dummy);
 	return 0;
 }
 
@@ -148,6 +175,15 @@ print(const char *name, const struct result *r)
 	       r->floor / r->best);
 	printf("bench: view.%s_records_per_s.target = %s records/s\n", name,
 	       !strcmp(name, "perfetto") ? "10000000" : "5000000");
+	printf("bench: view.%s_records_per_s.merge_floor = %.0f records/s "
+	       "(the merge into no format, then as many bytes written)\n",
+	       name, (double)records_in / r->mfloor);
+	printf("bench: view.%s_records_per_s.merge_ratio = %.2f\n", name,
+	       r->mfloor / r->best);
+	printf("bench: view.%s_records_per_s_2threads = %.0f records/s "
+	       "(writer on its own thread, 2 cores; ratio to the floor "
+	       "%.2f)\n",
+	       name, (double)records_in / r->best2, r->floor / r->best2);
 	printf("bench: view.%s_bytes_per_record = %.1f\n", name,
 	       (double)r->bytes / (double)records_in);
 	printf("bench: view.%s_peak_rss_mb = %.1f MB\n", name,

@@ -1,5 +1,6 @@
 /* dwork merge TRACE_DIR [-o PREFIX] [-f FORMATS]: the trace directory into
  * Paraver (and the other formats of output/writers.h). */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,10 +169,25 @@ merge_make(void *ctx, mg_writer **w)
 	return mg_writers_new(m->fmts, m->nfmts, m->prefix, w);
 }
 
+/* The writer gets a thread of its own when this process may run on two
+ * CPUs or more (DWORK_MERGE_THREADS=1 keeps one thread). */
+static unsigned
+merge_threads(void)
+{
+	const char *env = getenv("DWORK_MERGE_THREADS");
+	cpu_set_t set;
+
+	if (env && *env)
+		return strcmp(env, "1") ? 2 : 1;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return 1;
+	return CPU_COUNT(&set) >= 2 ? 2 : 1;
+}
+
 static int
 merge_run(const struct cmd_out_args *a, const char *prefix)
 {
-	mg_opts o = {.dir = a->input};
+	mg_opts o = {.dir = a->input, .threads = merge_threads()};
 	const mg_format *fmts[16];
 	size_t nfmts;
 	char msg[512];

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "merge/mg_int.h"
+#include "merge/pipe.h"
 
 static double
 now_s(void)
@@ -114,10 +115,19 @@ run(mg_ctx *c)
 		err = model_shape(c);
 	if (err == DW_OK)
 		err = names_build(c);
+	if (err == DW_OK && c->o->threads > 1)
+		(void)pipe_new(c, &c->pipe); /* without memory: one thread */
 	if (err == DW_OK)
 		err = c->w->ops->begin(c->w, &c->info);
+	if (err == DW_OK && c->pipe)
+		pipe_start(c->pipe); /* else its records go straight through */
 	if (err == DW_OK)
 		err = timeline_run(c);
+	if (c->pipe) {
+		dw_err perr = pipe_finish(c->pipe);
+
+		err = err == DW_OK ? perr : err;
+	}
 	if (err == DW_OK)
 		err = names_finish(c);
 	if (err == DW_OK)
@@ -139,6 +149,7 @@ mg_merge(const mg_opts *o, mg_writer *w, rd_errlist *errs, mg_report *rep)
 	oq_init(&c.q, o->window);
 	comms_init(&c.cm);
 	err = run(&c);
+	pipe_free(c.pipe);
 	rd_set_window(64u << 10);
 	report_fill(&c, rep, start);
 	oq_free(&c.q);

@@ -40,6 +40,9 @@ typedef struct mg_opts {
 	 * read; 0: the default (MG_WINDOW_DEFAULT).  A send still without
 	 * its receive when the window is full is reported unmatched. */
 	uint32_t window;
+	/* 2: the writer runs on a thread of its own, beside the merge
+	 * (merge/pipe.h; the outputs are the same); 0 or 1: one thread. */
+	unsigned threads;
 } mg_opts;
 
 #define MG_WINDOW_DEFAULT (1u << 17)

@@ -358,6 +358,7 @@ typedef struct mg_ctx {
 	mg_names names;
 	/* merge */
 	mg_writer *w;
+	struct mg_pipe *pipe; /* the writer's thread (pipe.h), or NULL */
 	dw_err werr;
 	mg_outq q;
 	mg_comms cm;

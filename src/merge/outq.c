@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "merge/mg_int.h"
+#include "merge/pipe.h"
 
 #define OQ_INLINE 2
 
@@ -53,7 +54,7 @@ mg_write(mg_ctx *c, const mg_rec *r)
 		c->rep.comms++;
 		break;
 	}
-	err = c->w->ops->record(c->w, r);
+	err = c->pipe ? pipe_record(c->pipe, r) : c->w->ops->record(c->w, r);
 	if (err != DW_OK)
 		c->werr = err;
 	return err;

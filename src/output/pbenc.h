@@ -58,8 +58,11 @@ pb_bytes(pb *b, unsigned field, const void *s, size_t n)
 	b->p += n;
 }
 
-/* A nested message: pb_open reserves its length (up to 2 bytes: every
- * message here is under 16 KiB), pb_close writes it. */
+/* A nested message: pb_open reserves one byte for its length, pb_close
+ * writes it; a body of 128 bytes or more (an interned name, a
+ * descriptor: rare) is moved forward by one for a second length byte.
+ * Every message here is under 16 KiB, and the buffer has room for the
+ * byte (the caller makes room for a whole packet and more). */
 static inline uint8_t *
 pb_open(pb *b, unsigned field)
 {
@@ -67,23 +70,23 @@ pb_open(pb *b, unsigned field)
 
 	pb_key(b, field, 2);
 	at = b->p;
-	b->p += 2;
+	b->p += 1;
 	return at;
 }
 
 static inline void
 pb_close(pb *b, uint8_t *at)
 {
-	size_t n = (size_t)(b->p - (at + 2));
+	size_t n = (size_t)(b->p - (at + 1));
 
-	if (n < 0x80) { /* one length byte: move the body back by one */
-		memmove(at + 1, at + 2, n);
+	if (__builtin_expect(n < 0x80, 1)) {
 		at[0] = (uint8_t)n;
-		b->p--;
-	} else {
-		at[0] = (uint8_t)(n | 0x80);
-		at[1] = (uint8_t)(n >> 7);
+		return;
 	}
+	memmove(at + 2, at + 1, n);
+	at[0] = (uint8_t)(n | 0x80);
+	at[1] = (uint8_t)(n >> 7);
+	b->p++;
 }
 
 #endif

@@ -231,30 +231,39 @@ slice_iid(pf_writer *w, int kind, uint64_t id)
 /* ---- Packets ---------------------------------------------------------------
  */
 
-/* True the first time iid is used on thread's sequence (and marks it). */
+/* first_use when the bitmap must grow first. */
 static bool
+first_use_slow(pf_thread *th, uint32_t iid, bool *oom)
+{
+	size_t byte = iid / 8, n = th->nsent ? th->nsent : 16;
+	uint8_t *v;
+
+	while (n <= byte)
+		n *= 2;
+	v = realloc(th->sent, n);
+	if (!v) {
+		*oom = true;
+		return false;
+	}
+	memset(v + th->nsent, 0, n - th->nsent);
+	th->sent = v;
+	th->nsent = n;
+	th->sent[byte] |= (uint8_t)(1u << (iid % 8));
+	return true;
+}
+
+/* True the first time iid is used on thread's sequence (and marks it). */
+static inline bool
 first_use(pf_thread *th, uint32_t iid, bool *oom)
 {
 	size_t byte = iid / 8;
+	uint8_t bit = (uint8_t)(1u << (iid % 8));
 
-	if (byte >= th->nsent) {
-		size_t n = th->nsent ? th->nsent : 16;
-		uint8_t *v;
-
-		while (n <= byte)
-			n *= 2;
-		v = realloc(th->sent, n);
-		if (!v) {
-			*oom = true;
-			return false;
-		}
-		memset(v + th->nsent, 0, n - th->nsent);
-		th->sent = v;
-		th->nsent = n;
-	}
-	if (th->sent[byte] & (1u << (iid % 8)))
+	if (__builtin_expect(byte >= th->nsent, 0))
+		return first_use_slow(th, iid, oom);
+	if (th->sent[byte] & bit)
 		return false;
-	th->sent[byte] |= (uint8_t)(1u << (iid % 8));
+	th->sent[byte] |= bit;
 	return true;
 }
 
@@ -404,11 +413,15 @@ recv_flush(pf_writer *w, uint32_t thread, uint64_t t, bool at)
 }
 
 /* A packet of thread at t, after what is due there. */
-static dw_err
+static inline dw_err
 pf_at(pf_writer *w, uint32_t thread, uint64_t t, bool at, const pf_ev *e)
 {
-	dw_err err = recv_flush(w, thread, t, at);
+	const pf_thread *th = &w->th[thread];
+	dw_err err = DW_OK;
 
+	if (th->nrecv &&
+	    (th->recv[0].time < t || (at && th->recv[0].time == t)))
+		err = recv_flush(w, thread, t, at);
 	return err == DW_OK ? packet(w, thread, t, e) : err;
 }
 

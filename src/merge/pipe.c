@@ -1,0 +1,333 @@
+/*
+ * The writer's thread (pipe.h).  The ring holds entries of an mg_rec and
+ * the event pairs it points to; the merge publishes what it wrote and
+ * the writer what it is done with in batches (BATCH bytes), so the two
+ * threads touch the shared indices once per batch, not per record.  A
+ * side with nothing to do sleeps on the condition variable; the other
+ * wakes it only when it said it sleeps (a seq_cst flag checked after
+ * each index store: neither can miss the other).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge/mg_int.h"
+#include "merge/pipe.h"
+
+#define RING_SIZE   (4u << 20)
+#define RING_MASK   (RING_SIZE - 1)
+#define BATCH       (64u << 10)
+#define ENT_PAD     0x80000000u /* skip to the ring's start */
+#define NAMES_CHUNK 4096u
+#define NAMES_DIR   4096u /* 16 M function names */
+
+typedef struct pipe_ent {
+	uint32_t size; /* bytes of the entry, a multiple of 8 */
+	uint32_t n;    /* event pairs after it */
+	mg_rec rec;
+} pipe_ent;
+
+struct mg_pipe {
+	mg_ctx *c;
+	mg_writer *w;
+	uint8_t *ring;
+	_Atomic uint64_t head; /* bytes the merge published */
+	_Atomic uint64_t tail; /* bytes the writer is done with */
+	uint64_t whead;        /* merge: bytes written */
+	uint64_t wtail;        /* merge: the tail last read */
+	uint64_t want;         /* merge: bytes it waits for room for */
+	uint64_t rtail;        /* writer thread: bytes consumed */
+	_Atomic int failed;    /* a record failed: err says why */
+	dw_err err;
+	_Atomic int done;
+	_Atomic int rsleep,
+	    wsleep; /* the writer's / the merge's thread waits */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thr;
+	bool running;
+	/* The names of user functions, as names_func_name gives them. */
+	const char **names[NAMES_DIR];
+	_Atomic size_t nnames;
+	size_t ncopied;
+	const char *(*func_name)(const mg_info *, uint64_t);
+	const void *func_ctx;
+};
+
+static void
+wake(mg_pipe *p, _Atomic int *sleeping)
+{
+	if (atomic_load(sleeping)) {
+		pthread_mutex_lock(&p->mu);
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static void
+sleep_until(mg_pipe *p, _Atomic int *sleeping, bool (*ready)(mg_pipe *))
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(sleeping, 1);
+	while (!ready(p))
+		pthread_cond_wait(&p->cv, &p->mu);
+	atomic_store(sleeping, 0);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- The writer's thread ------------------------------------------------ */
+
+static bool
+has_work(mg_pipe *p)
+{
+	return atomic_load(&p->head) != p->rtail || atomic_load(&p->done);
+}
+
+static void
+consume(mg_pipe *p, const pipe_ent *e)
+{
+	mg_rec r = e->rec;
+	dw_err err;
+
+	if (r.kind == MG_EVENT)
+		r.u.event.pairs = (const mg_pair *)(e + 1);
+	err = p->w->ops->record(p->w, &r);
+	if (err != DW_OK) {
+		p->err = err;
+		atomic_store(&p->failed, 1);
+	}
+}
+
+/* Records until the merge is done; after a failed one the rest are
+ * read and dropped, so the merge never waits for room in vain. */
+static void *
+writer_main(void *arg)
+{
+	mg_pipe *p = arg;
+	uint64_t freed = 0;
+
+	for (;;) {
+		uint64_t head = atomic_load(&p->head);
+
+		if (head == p->rtail) {
+			atomic_store(&p->tail, p->rtail);
+			wake(p, &p->wsleep);
+			if (atomic_load(&p->done) &&
+			    atomic_load(&p->head) == p->rtail)
+				return NULL;
+			sleep_until(p, &p->rsleep, has_work);
+			continue;
+		}
+		while (p->rtail != head) {
+			const pipe_ent *e =
+			    (const pipe_ent *)(p->ring +
+			                       (p->rtail & RING_MASK));
+
+			if (e->size & ENT_PAD) {
+				p->rtail += e->size & ~ENT_PAD;
+				continue;
+			}
+			if (!atomic_load_explicit(&p->failed,
+			                          memory_order_relaxed))
+				consume(p, e);
+			p->rtail += e->size;
+			if (p->rtail - freed >= BATCH) {
+				freed = p->rtail;
+				atomic_store(&p->tail, freed);
+				wake(p, &p->wsleep);
+			}
+		}
+	}
+}
+
+/* ---- The merge's side -----------------------------------------------------
+ */
+
+static const char *
+pipe_func_name(const mg_info *info, uint64_t id)
+{
+	const mg_pipe *p = info->func_ctx;
+	size_t n = atomic_load_explicit(&p->nnames, memory_order_acquire);
+
+	if (!id)
+		return "End";
+	id--;
+	return id < n ? p->names[id / NAMES_CHUNK][id % NAMES_CHUNK] : NULL;
+}
+
+/* Copies the function names the merge added since the last copy (the
+ * strings stay where they are until the merge ends). */
+static void
+names_copy(mg_pipe *p)
+{
+	const mg_idnames *v = &p->c->names.tab[MG_IDS_FUNC];
+
+	while (p->ncopied < v->n && p->ncopied < NAMES_DIR * NAMES_CHUNK) {
+		size_t i = p->ncopied, k = i / NAMES_CHUNK;
+
+		if (!p->names[k] &&
+		    !(p->names[k] = malloc(NAMES_CHUNK * sizeof(char *))))
+			break; /* out of memory: later names read as unknown */
+		p->names[k][i % NAMES_CHUNK] = v->names[i];
+		p->ncopied++;
+	}
+	atomic_store_explicit(&p->nnames, p->ncopied, memory_order_release);
+}
+
+static inline void
+names_sync(mg_pipe *p)
+{
+	if (__builtin_expect(p->c->names.tab[MG_IDS_FUNC].n != p->ncopied, 0))
+		names_copy(p);
+}
+
+dw_err
+pipe_new(mg_ctx *c, mg_pipe **out)
+{
+	mg_pipe *p = calloc(1, sizeof *p);
+
+	*out = NULL;
+	if (!p || !(p->ring = malloc(RING_SIZE))) {
+		free(p);
+		return DW_ENOMEM;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->c = c;
+	p->w = c->w;
+	p->func_name = c->info.func_name;
+	p->func_ctx = c->info.func_ctx;
+	if (c->info.func_name == names_func_name) {
+		c->info.func_name = pipe_func_name;
+		c->info.func_ctx = p;
+	}
+	*out = p;
+	return DW_OK;
+}
+
+dw_err
+pipe_start(mg_pipe *p)
+{
+	if (pthread_create(&p->thr, NULL, writer_main, p) != 0)
+		return DW_ENOMEM;
+	p->running = true;
+	return DW_OK;
+}
+
+static void
+publish(mg_pipe *p)
+{
+	atomic_store(&p->head, p->whead);
+	wake(p, &p->rsleep);
+}
+
+static bool
+has_room(mg_pipe *p)
+{
+	return p->whead + p->want - atomic_load(&p->tail) <= RING_SIZE;
+}
+
+static void
+wait_room(mg_pipe *p, uint64_t need)
+{
+	if (p->whead + need - p->wtail <= RING_SIZE)
+		return;
+	p->want = need;
+	if (!has_room(p)) {
+		publish(p); /* give the writer what there is */
+		sleep_until(p, &p->wsleep, has_room);
+	}
+	p->wtail = atomic_load(&p->tail);
+}
+
+static bool
+is_idle(mg_pipe *p)
+{
+	return atomic_load(&p->tail) == p->whead;
+}
+
+/* A record too large for the ring: written from this thread once the
+ * writer's thread has done every record before it. */
+static dw_err
+direct(mg_pipe *p, const mg_rec *r)
+{
+	dw_err err;
+
+	publish(p);
+	sleep_until(p, &p->wsleep, is_idle);
+	err = p->w->ops->record(p->w, r);
+	if (err != DW_OK) {
+		p->err = err;
+		atomic_store(&p->failed, 1);
+	}
+	return err;
+}
+
+dw_err
+pipe_record(mg_pipe *p, const mg_rec *r)
+{
+	uint32_t n = r->kind == MG_EVENT ? r->u.event.n : 0;
+	uint64_t need = sizeof(pipe_ent) + (uint64_t)n * sizeof(mg_pair);
+	uint64_t off = p->whead & RING_MASK, pad;
+	pipe_ent *e;
+
+	names_sync(p);
+	if (!p->running)
+		return p->w->ops->record(p->w, r);
+	if (atomic_load_explicit(&p->failed, memory_order_acquire))
+		return p->err;
+	if (need > RING_SIZE / 4)
+		return direct(p, r);
+	pad = off + need > RING_SIZE ? RING_SIZE - off : 0;
+	wait_room(p, pad + need);
+	if (pad) {
+		((pipe_ent *)(p->ring + off))->size = ENT_PAD | (uint32_t)pad;
+		p->whead += pad;
+	}
+	e = (pipe_ent *)(p->ring + (p->whead & RING_MASK));
+	e->size = (uint32_t)need;
+	e->n = n;
+	e->rec = *r;
+	if (n)
+		memcpy(e + 1, r->u.event.pairs, n * sizeof(mg_pair));
+	p->whead += need;
+	if (p->whead - atomic_load_explicit(&p->head, memory_order_relaxed) >=
+	    BATCH)
+		publish(p);
+	return DW_OK;
+}
+
+dw_err
+pipe_finish(mg_pipe *p)
+{
+	if (!p)
+		return DW_OK;
+	names_sync(p);
+	if (p->running) {
+		publish(p);
+		atomic_store(&p->done, 1);
+		wake(p, &p->rsleep);
+		pthread_join(p->thr, NULL);
+		p->running = false;
+	}
+	if (p->c->info.func_ctx == p) {
+		p->c->info.func_name = p->func_name;
+		p->c->info.func_ctx = p->func_ctx;
+	}
+	return atomic_load(&p->failed) ? p->err : DW_OK;
+}
+
+void
+pipe_free(mg_pipe *p)
+{
+	if (!p)
+		return;
+	pipe_finish(p);
+	for (size_t k = 0; k < NAMES_DIR; k++)
+		free(p->names[k]);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p->ring);
+	free(p);
+}
