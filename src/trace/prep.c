@@ -96,21 +96,37 @@ prep_grow(int fd, uint64_t idx)
 
 #define PREP_CHUNK (1u << 20) /* faulted in at a time */
 
+/* b's thread has filled m and left it for the helper to unmap. */
+static int
+prep_left(struct buf *b, unsigned char *m)
+{
+	for (int i = 0; i < BUF_OLD; i++)
+		if (__atomic_load_n(&b->old[i], __ATOMIC_ACQUIRE) == m)
+			return 1;
+	return 0;
+}
+
 /* Makes every page of b's segment m writable now, instead of a fault a
  * page in the record path; older kernels refuse it and the pages fault
- * lazily.  A chunk at a time: once b's thread is writing into m (it
- * overtook the helper), the chunks it has reached are its own to fault,
- * and the helper goes on ahead of it instead of contending for the same
- * pages. */
+ * lazily.  A chunk at a time: once b's thread took m (it overtook the
+ * helper), the chunks it has reached are its own to fault, and the
+ * helper goes on ahead of it instead of contending for the same pages;
+ * once it has left m, nothing more is done. */
 static void
 prep_populate(struct buf *b, unsigned char *m)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t seg = trc.cfg.segment_size;
 	for (uint64_t off = 0; off < seg; off += PREP_CHUNK) {
-		if (b && __atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
-		    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >= m + off)
-			continue; /* a racy read: at worst one chunk more */
+		/* racy reads of the owner's fields: at worst a chunk more */
+		if (b && __atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
+			if (prep_left(b, m))
+				break;
+			if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
+			    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >=
+			        m + off)
+				continue;
+		}
 		uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
 		madvise(m + off, len, MADV_POPULATE_WRITE);
 	}
