@@ -12,9 +12,9 @@
 #include "trace/tracer.h"
 
 #define BUF_RETRY_EVERY 4096u /* lost records between two allocation tries */
-#define BUF_LOW_WATER                                                          \
-	8u /* the next segment is asked for once 1/8 of                        \
-	      the current one is filled */
+/* The next segment is asked for once 1/BUF_LOW_WATER of the current
+ * one is filled. */
+#define BUF_LOW_WATER 8u
 
 static uint64_t
 buf_seg_off(uint64_t idx)

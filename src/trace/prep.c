@@ -489,10 +489,11 @@ prep_take_segment(struct buf *b, uint64_t *idx)
 		return m;
 	}
 	pthread_mutex_lock(&prep_lock);
-	/* Behind.  Circular mode at the cap reuses a segment by its index,
-	 * which must not be the one the helper is making: wait for it.
+	/* Behind.  With a size cap, the segment the helper is making may be
+	 * the last one allowed (and circular mode reuses a segment by its
+	 * index, which must not be that one): wait for it to be mapped.
 	 * Else the caller grows the file itself at once. */
-	while (b->spare_busy && trc.cfg.circular && trc.cfg.size_cap &&
+	while (b->spare_busy && trc.cfg.size_cap &&
 	       !__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE)) {
 		b->sw_wait++;
 		pthread_cond_wait(&prep_done, &prep_lock);

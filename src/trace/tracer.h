@@ -155,8 +155,8 @@ void prep_session(uint64_t gen); /* dwt_init: a new session */
 void prep_want_segment(struct buf *b);
 /* b's prepared next segment and its index (a pointer swap), or NULL when
  * the helper fell behind: then the caller grows the file itself, at
- * prep_own_index(b), and calls prep_own_done(b) after.  Waits only in
- * circular mode with a cap, for a segment the helper is making. */
+ * prep_own_index(b), and calls prep_own_done(b) after.  Waits only with
+ * a size cap, for a segment the helper is mapping. */
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 uint64_t prep_own_index(struct buf *b);
 void prep_own_done(struct buf *b);
@@ -167,7 +167,7 @@ void prep_retire(struct buf *b, void *m);
  * for tests and benchmarks. */
 struct prep_counts {
 	uint64_t swaps;           /* a prepared segment taken */
-	uint64_t waits;           /* waited for the helper (circular, cap) */
+	uint64_t waits;           /* waited for the helper (a size cap) */
 	uint64_t grown_inline;    /* the helper was behind: grown in-line */
 	uint64_t unmapped_inline; /* a full segment unmapped in-line */
 };
