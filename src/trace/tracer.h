@@ -18,7 +18,7 @@ struct addrset {
 };
 
 #define BUF_FNCACHE 64 /* addresses a thread remembers without the lock */
-#define BUF_OLD     4  /* full segments a thread leaves for the helper */
+#define BUF_OLD     16 /* full segments a thread leaves for the helper */
 
 /*
  * One thread's buffer.  The first four fields are the hot path's; only
