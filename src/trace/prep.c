@@ -94,7 +94,7 @@ prep_grow(int fd, uint64_t idx)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-#define PREP_CHUNK (1u << 20) /* faulted in at a time */
+#define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
 
 /* b's thread has filled m and left it for the helper to unmap. */
 static int
@@ -111,7 +111,8 @@ prep_left(struct buf *b, unsigned char *m)
  * lazily.  A chunk at a time: once b's thread took m (it overtook the
  * helper), the chunks it has reached are its own to fault, and the
  * helper goes on ahead of it instead of contending for the same pages;
- * once it has left m, nothing more is done. */
+ * once it has left m, or wants the next segment already, nothing more
+ * is done. */
 static void
 prep_populate(struct buf *b, unsigned char *m)
 {
@@ -120,7 +121,10 @@ prep_populate(struct buf *b, unsigned char *m)
 	for (uint64_t off = 0; off < seg; off += PREP_CHUNK) {
 		/* racy reads of the owner's fields: at worst a chunk more */
 		if (b && __atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
-			if (prep_left(b, m))
+			/* the next one wanted already: mapping it comes
+			 * first, the thread faults the rest of this one */
+			if (prep_left(b, m) ||
+			    __atomic_load_n(&b->spare_want, __ATOMIC_ACQUIRE))
 				break;
 			if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
 			    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >=
