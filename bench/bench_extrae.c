@@ -21,21 +21,42 @@
  *   trace.thread_start_us         for scale: pthread_create + join of a
  *                                 thread that does nothing, no tracing
  *                                 (best of REPEAT)
- *   trace.worst_record_us         the slowest single Extrae_event of 10M
- *                                 on one thread, 16 MB segments (each
- *                                 call timed: a clock read either side);
- *                                 on a loaded machine the scheduler's
- *                                 preemptions (4 ms ticks) dominate it
- *   trace.worst_record_cpu_us     the same in the thread's CPU time
- *                                 (CLOCK_THREAD_CPUTIME_ID): what the
- *                                 record itself costs, page faults and
- *                                 system calls included, preemption not
+ *   Segment growth, 10M Extrae_event on one thread pinned to its CPU
+ *   (the tracer's helper is not), 16 MB segments (about 10 switches):
+ *   trace.record_median_ns        the median record, each timed with a
+ *                                 TSC read either side; floor: the
+ *                                 median of two reads with no record
+ *   trace.worst_record_us         the slowest of those records, wall
+ *                                 clock: on a loaded machine the
+ *                                 scheduler's preemptions and the
+ *                                 hypervisor dominate it, not the tracer
+ *   trace.records_over_10us       how many took over 10 us, wall clock
+ *                                 (floor: as many pairs of TSC reads
+ *                                 with no record between them)
+ *   trace.worst_record_cpu_us     the thread's CPU time read every 1024
+ *                                 records at full speed (a CPU clock
+ *                                 read around each record costs more
+ *                                 than the record): the worst window's
+ *                                 excess over the median window, an
+ *                                 upper bound of its worst record's CPU
+ *                                 time (page faults and system calls
+ *                                 included, preemption not); floor: the
+ *                                 same over the floor's loop into a
+ *                                 mapping faulted in beforehand (what
+ *                                 interrupts and the hypervisor cost)
+ *   trace.cpu_windows_over_10us   windows whose excess is over 10 us
+ *                                 (floor: the same loop's)
+ *   trace.grow_minflt, trace.grow_nvcsw  page faults and waits
+ *                                 (voluntary context switches) of the
+ *                                 recording thread over those 10M
  *
  * Floor of a record: a timestamp read plus one 16-byte store, in the same
  * loop, into a freshly mapped array of the same total size.
  */
 #include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,21 +195,184 @@ cpu_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static double
-worst_record_us(uint64_t n, double (*clk)(void))
+#define WIN     1024u   /* records between two CPU clock reads */
+#define HBINS   65536u  /* histogram of record ticks */
+#define OVER_NS 10000.0 /* "over 10 us" */
+
+/* Pins the calling thread to the CPU it runs on: no migration in the
+ * middle of a measurement.  The helper, started earlier, stays free. */
+static void
+pin_here(void)
 {
-	double worst = 0;
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void
+unpin(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static double
+hist_median(const uint32_t *h, uint64_t n)
+{
+	uint64_t acc = 0;
+	for (unsigned i = 0; i < HBINS; i++)
+		if ((acc += h[i]) * 2 >= n)
+			return i;
+	return HBINS;
+}
+
+struct grow {
+	double median_ns, floor_ns, worst_us, cpu_us, cpu_floor_us;
+	uint64_t over, over_floor, over_cpu, over_cpu_floor;
+	long minflt, nvcsw;
+};
+
+/* Wall clock: each record between two TSC reads. */
+static void
+grow_wall(uint64_t n, struct grow *g)
+{
+	uint32_t *h = calloc(HBINS, sizeof *h), *e = calloc(HBINS, sizeof *e);
+	uint64_t worst = 0, over = 0;
+	if (!h || !e) {
+		perror("calloc");
+		exit(1);
+	}
 	big_init("worst");
+	pin_here();
 	Extrae_event(1, 0);
+	double s0 = bu_now_s();
+	uint64_t k0 = bu_ticks();
 	for (uint64_t i = 0; i < n; i++) {
-		double t0 = clk();
+		uint64_t t0 = bu_ticks();
 		Extrae_event(2, i);
-		double d = clk() - t0;
-		if (d > worst)
-			worst = d;
+		uint64_t d = bu_ticks() - t0;
+		h[d < HBINS ? d : HBINS - 1]++;
+		worst = d > worst ? d : worst;
+	}
+	double ns_per_tick =
+	    (bu_now_s() - s0) * 1e9 / (double)(bu_ticks() - k0);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t t0 = bu_ticks();
+		uint64_t d = bu_ticks() - t0;
+		e[d < HBINS ? d : HBINS - 1]++;
+	}
+	uint64_t over_e = 0;
+	for (unsigned i = 0; i < HBINS; i++) {
+		over += (double)i * ns_per_tick > OVER_NS ? h[i] : 0;
+		over_e += (double)i * ns_per_tick > OVER_NS ? e[i] : 0;
 	}
 	big_fini();
-	return worst;
+	unpin();
+	g->median_ns = hist_median(h, n) * ns_per_tick;
+	g->floor_ns = hist_median(e, n) * ns_per_tick;
+	g->worst_us = (double)worst * ns_per_tick / 1e3;
+	g->over = over;
+	g->over_floor = over_e;
+	free(h);
+	free(e);
+}
+
+static int u64_cmp(const void *a, const void *b);
+
+/* The worst window's excess over the median window, in us; *over: the
+ * windows whose excess is over 10 us. */
+static double
+win_worst(uint64_t *w, uint64_t nw, uint64_t *over)
+{
+	uint64_t *s = malloc(nw * sizeof *s), worst = 0;
+	if (!s) {
+		perror("malloc");
+		exit(1);
+	}
+	memcpy(s, w, nw * sizeof *s);
+	qsort(s, nw, sizeof *s, u64_cmp);
+	uint64_t med = s[nw / 2];
+	*over = 0;
+	for (uint64_t k = 0; k < nw; k++) {
+		uint64_t x = w[k] > med ? w[k] - med : 0;
+		worst = x > worst ? x : worst;
+		*over += (double)x > OVER_NS;
+	}
+	free(s);
+	return (double)worst / 1e3;
+}
+
+static uint64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time every WIN records, at full speed; then the floor's loop. */
+static void
+grow_cpu(uint64_t n, struct grow *g)
+{
+	uint64_t nw = n / WIN, *w = malloc(nw * sizeof *w);
+	struct rusage r0, r1;
+	if (!w) {
+		perror("malloc");
+		exit(1);
+	}
+	big_init("worst");
+	pin_here();
+	Extrae_event(1, 0);
+	getrusage(RUSAGE_THREAD, &r0);
+	uint64_t c = cpu_ns();
+	for (uint64_t k = 0; k < nw; k++) {
+		for (unsigned i = 0; i < WIN; i++)
+			Extrae_event(2, i);
+		uint64_t c2 = cpu_ns();
+		w[k] = c2 - c;
+		c = c2;
+	}
+	getrusage(RUSAGE_THREAD, &r1);
+	big_fini();
+	g->cpu_us = win_worst(w, nw, &g->over_cpu);
+	g->minflt = r1.ru_minflt - r0.ru_minflt;
+	g->nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+	unsigned char *m = mmap(NULL, n * 16, PROT_READ | PROT_WRITE,
+	                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	memset(m, 1, n * 16); /* faulted in: the floor is the machine's noise */
+	c = cpu_ns();
+	for (uint64_t k = 0; k < nw; k++) {
+		for (unsigned i = 0; i < WIN; i++) {
+			uint64_t v[2] = {bu_ticks(), i};
+			memcpy(m + (k * WIN + i) * 16, v, 16);
+			__asm__ volatile("" ::"r"(m) : "memory");
+		}
+		uint64_t c2 = cpu_ns();
+		w[k] = c2 - c;
+		c = c2;
+	}
+	munmap(m, n * 16);
+	unpin();
+	g->cpu_floor_us = win_worst(w, nw, &g->over_cpu_floor);
+	free(w);
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 static int
@@ -264,10 +448,20 @@ main(void)
 	bu_report("trace.first_event_cpu_us", fc, "us", 0);
 	bu_report("trace.thread_start_us", ts, "us", 0);
 	bu_report("trace.first_event_us_init", fi, "us", 0);
-	bu_report("trace.worst_record_us", worst_record_us(NREC, now_us), "us",
-	          0);
-	bu_report("trace.worst_record_cpu_us", worst_record_us(NREC, cpu_us),
-	          "us", 0);
+	struct grow g;
+	grow_wall(NREC, &g);
+	grow_cpu(NREC, &g);
+	bu_report("trace.record_median_ns", g.median_ns, "ns", g.floor_ns);
+	bu_report("trace.worst_record_us", g.worst_us, "us", 0);
+	printf("bench: trace.worst_record_us: wall clock, preemption "
+	       "dominates it\n");
+	bu_report("trace.records_over_10us", (double)g.over, "records",
+	          (double)g.over_floor);
+	bu_report("trace.worst_record_cpu_us", g.cpu_us, "us", g.cpu_floor_us);
+	bu_report("trace.cpu_windows_over_10us", (double)g.over_cpu, "windows",
+	          (double)g.over_cpu_floor);
+	bu_report("trace.grow_minflt", (double)g.minflt, "faults", 0);
+	bu_report("trace.grow_nvcsw", (double)g.nvcsw, "waits", 0);
 	bu_rmtree(base);
 	return 0;
 }

@@ -12,6 +12,9 @@
 #include "trace/tracer.h"
 
 #define BUF_RETRY_EVERY 4096u /* lost records between two allocation tries */
+/* The next segment is asked for once 1/BUF_LOW_WATER of the current
+ * one is filled. */
+#define BUF_LOW_WATER 8u
 
 static uint64_t
 buf_seg_off(uint64_t idx)
@@ -89,15 +92,22 @@ buf_pick_segment(struct buf *b, uint64_t *idx, int *reuse)
 		*reuse = 1;
 		return DW_OK;
 	}
-	int e = posix_fallocate(b->fd, (off_t)buf_seg_off(b->nseg), (off_t)seg);
+	/* the index is taken first: the helper may be growing the file too
+	 * (a failure leaves a hole, which the reader skips) */
+	uint64_t at = prep_own_index(b);
+	int e = posix_fallocate(b->fd, (off_t)buf_seg_off(at), (off_t)seg);
 	if (e != 0)
 		return e == ENOSPC ? DW_ENOSPC : dw_err_from_errno(e);
 	__atomic_fetch_add(&trc.bytes, seg, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
-	*idx = b->nseg++;
+	*idx = at;
 	return DW_OK;
 }
 
+/* Mapped, not faulted in: growing here means the helper fell behind, and
+ * faulting 16 MB in at once would stall this record for milliseconds;
+ * the pages fault one at a time as records reach them (a few
+ * microseconds each). */
 static unsigned char *
 buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 {
@@ -106,14 +116,7 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 		return b->seg;
 	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
 	                        b->fd, (off_t)buf_seg_off(idx));
-	if (m == MAP_FAILED)
-		return NULL;
-#ifdef MADV_POPULATE_WRITE
-	/* One call makes every page writable, instead of a fault a page on
-	 * the hot path; older kernels refuse it and fault lazily. */
-	madvise(m, seg, MADV_POPULATE_WRITE);
-#endif
-	return m;
+	return m == MAP_FAILED ? NULL : m;
 }
 
 /* t, ns: the calibration pair and time base, taken before the file was
@@ -131,7 +134,7 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 		__atomic_fetch_add(&trc.segments_reused, 1, __ATOMIC_RELAXED);
 	}
 	if (b->seg && b->seg != m)
-		prep_retire(b->seg, seg);
+		prep_retire(b, b->seg);
 	if (t < *now)
 		t = *now;
 	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);
@@ -145,14 +148,16 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 	b->seg = m;
 	b->cur = idx;
 	b->pos = m + FMT_S_END;
-	__atomic_store_n(&b->end, m + seg, __ATOMIC_RELAXED);
+	b->lw = m + FMT_S_END +
+	        (seg - FMT_S_END) / BUF_LOW_WATER / FMT_REC_SIZE * FMT_REC_SIZE;
+	__atomic_store_n(&b->end, b->lw, __ATOMIC_RELAXED);
 	b->last = t;
 	*now = t;
 	buf_write_header_counts(b);
 }
 
 /* The helper's prepared segment when there is one (a pointer swap);
- * else made here.  Then the next one is asked for. */
+ * else made here.  The next one is asked for at the low-water mark. */
 static int
 buf_new_segment(struct buf *b, uint64_t *now)
 {
@@ -166,6 +171,7 @@ buf_new_segment(struct buf *b, uint64_t *now)
 		return err;
 	unsigned char *m = prep_take_segment(b, &idx);
 	if (!m) {
+		b->sw_inline++;
 		err = buf_pick_segment(b, &idx, &reuse);
 		if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
 			err = DW_ENOSPC;
@@ -174,7 +180,6 @@ buf_new_segment(struct buf *b, uint64_t *now)
 			return err;
 	}
 	buf_start_segment(b, m, idx, reuse, now, t, ns);
-	prep_want_segment(b);
 	return DW_OK;
 }
 
@@ -196,6 +201,7 @@ buf_fail(struct buf *b, int err)
 		munmap(b->seg, trc.cfg.segment_size);
 	b->seg = NULL;
 	b->pos = NULL;
+	b->lw = NULL;
 	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
 	b->retry_at = b->lost_disk + b->lost_cap + BUF_RETRY_EVERY;
 	b->fail_err = err;
@@ -290,6 +296,20 @@ buf_need_segment(struct buf *b, uint64_t *now)
 	return 0;
 }
 
+/* Past the low-water mark: the segment's real end, and the next segment
+ * asked for.  The exchange fails when fini (or the thread's exit) has
+ * stopped the buffer meanwhile: it stays stopped. */
+static void
+buf_low_water(struct buf *b)
+{
+	unsigned char *lw = b->lw;
+	b->lw = NULL;
+	if (__atomic_compare_exchange_n(&b->end, &lw,
+	                                b->seg + trc.cfg.segment_size, 0,
+	                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		prep_want_segment(b);
+}
+
 /* A new thread's first record is its base state when the session has
  * one (the Extrae API's Running); the caller's record follows it. */
 static unsigned char *
@@ -319,6 +339,8 @@ buf_slow(struct buf **tp, uint64_t *now, unsigned need)
 	}
 	if (*now < b->last)
 		*now = b->last; /* a thread's records never go back in time */
+	if (b->lw)
+		buf_low_water(b);
 	uintptr_t end = (uintptr_t)__atomic_load_n(&b->end, __ATOMIC_RELAXED);
 	if (!b->seg || (uintptr_t)b->pos + need > end)
 		return buf_need_segment(b, now) ? NULL : b->pos;
@@ -378,6 +400,9 @@ buf_drop_all(void)
 			munmap(b->seg, trc.cfg.segment_size);
 		if (b->spare) /* the parent's: forgotten, not cut */
 			munmap(b->spare, trc.cfg.segment_size);
+		for (int i = 0; i < BUF_OLD; i++)
+			if (b->old[i])
+				munmap(b->old[i], trc.cfg.segment_size);
 		if (b->hdr)
 			munmap(b->hdr, FMT_HEADER_PAGE);
 		if (b->fd >= 0)

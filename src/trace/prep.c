@@ -2,10 +2,12 @@
  * Segments prepared ahead of time, so that no record pays for growing a
  * file: a helper thread allocates, maps and faults in (MADV_POPULATE_WRITE)
  *
- * - each buffer's next segment, asked for when a segment starts: when
- *   the current one is full, the record that finds it full only swaps
- *   pointers;
- * - the unmapping of full segments;
+ * - each buffer's next segment, asked for at the current one's low-water
+ *   mark (an eighth of it filled): when the current one is full, the
+ *   record that finds it full only swaps pointers (an atomic exchange,
+ *   no lock, no system call, no page fault);
+ * - the unmapping of full segments, left by their threads in per-buffer
+ *   slots;
  * - a "kit" for the next thread to register: its struct buf, its file
  *   (under a name the reader ignores), header page (filled, not sealed)
  *   and first segment, so that registering takes no system call;
@@ -15,11 +17,15 @@
  * What the helper prepared and nobody used is given back at fini (cut
  * from the file, or the kit's file removed), so the files end as they
  * did without it.  The helper's work happens under no lock a recording
- * thread takes; prep_lock guards the handoff only.
+ * thread takes; prep_lock guards the bookkeeping, which a recording
+ * thread takes only when the helper fell behind (no segment ready).
+ * The helper sleeps on a semaphore: waking it is an atomic increment,
+ * plus a futex wake only when it sleeps, and cannot be lost.
  */
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +35,8 @@
 #include "trace/tracer.h"
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t prep_work = PTHREAD_COND_INITIALIZER; /* to helper */
+static sem_t prep_sem; /* wakes the helper */
+static int prep_sem_ok;
 static pthread_cond_t prep_done = PTHREAD_COND_INITIALIZER; /* from it */
 static int prep_running;   /* a helper thread exists (in this process) */
 static uint64_t prep_gen;  /* session the kit and requests belong to */
@@ -43,12 +50,6 @@ static struct buf *prep_kits;
 static unsigned prep_nkits;
 static struct buf *prep_names; /* taken kits whose files want a name */
 static int prep_name_busy;     /* the helper is naming one */
-/* Full segments to unmap: tearing down 16 MB of page tables takes about
- * a millisecond, which the helper pays instead of the recording thread. */
-#define PREP_OLD 8
-static void *prep_old[PREP_OLD];
-static size_t prep_old_len[PREP_OLD];
-static unsigned prep_nold;
 
 static uint64_t
 prep_seg_off(uint64_t idx)
@@ -74,37 +75,106 @@ prep_unreserve(void)
 	__atomic_fetch_sub(&trc.bytes, trc.cfg.segment_size, __ATOMIC_RELAXED);
 }
 
-/* Grows fd by segment idx and maps it, faulted in. */
+static void
+prep_wake(void)
+{
+	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
+		sem_post(&prep_sem);
+}
+
+/* Grows fd by segment idx and maps it (not faulted in yet). */
 static unsigned char *
-prep_map(int fd, uint64_t idx)
+prep_grow(int fd, uint64_t idx)
 {
 	uint64_t seg = trc.cfg.segment_size;
 	if (posix_fallocate(fd, (off_t)prep_seg_off(idx), (off_t)seg))
 		return NULL;
 	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
 	                        fd, (off_t)prep_seg_off(idx));
-	if (m == MAP_FAILED)
-		return NULL;
+	return m == MAP_FAILED ? NULL : m;
+}
+
+#define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
+
+/* b's thread has filled m and left it for the helper to unmap. */
+static int
+prep_left(struct buf *b, unsigned char *m)
+{
+	for (int i = 0; i < BUF_OLD; i++)
+		if (__atomic_load_n(&b->old[i], __ATOMIC_ACQUIRE) == m)
+			return 1;
+	return 0;
+}
+
+/* Makes every page of b's segment m writable now, instead of a fault a
+ * page in the record path; older kernels refuse it and the pages fault
+ * lazily.  A chunk at a time: once b's thread took m (it overtook the
+ * helper), the chunks it has reached are its own to fault, and the
+ * helper goes on ahead of it instead of contending for the same pages;
+ * once it has left m, or wants the next segment already, nothing more
+ * is done. */
+static void
+prep_populate(struct buf *b, unsigned char *m)
+{
 #ifdef MADV_POPULATE_WRITE
-	madvise(m, seg, MADV_POPULATE_WRITE);
+	uint64_t seg = trc.cfg.segment_size;
+	for (uint64_t off = 0; off < seg; off += PREP_CHUNK) {
+		/* racy reads of the owner's fields: at worst a chunk more */
+		if (b && __atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
+			/* the next one wanted already: mapping it comes
+			 * first, the thread faults the rest of this one */
+			if (prep_left(b, m) ||
+			    __atomic_load_n(&b->spare_want, __ATOMIC_ACQUIRE))
+				break;
+			if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
+			    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >=
+			        m + off)
+				continue;
+		}
+		uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
+		madvise(m + off, len, MADV_POPULATE_WRITE);
+	}
+#else
+	(void)b;
+	(void)m;
 #endif
+}
+
+static unsigned char *
+prep_map(int fd, uint64_t idx)
+{
+	unsigned char *m = prep_grow(fd, idx);
+	if (m)
+		prep_populate(NULL, m);
 	return m;
 }
 
+/* The segment is handed over as soon as it is mapped, then faulted in:
+ * a thread that switches meanwhile takes it at once and faults only the
+ * pages the helper has not reached yet.  b stays busy until then, so
+ * that fini does not cut it while the helper faults it in. */
 static void
 prep_one_segment(struct buf *b, uint64_t idx)
 {
-	unsigned char *m = prep_map(b->fd, idx);
+	unsigned char *m = prep_grow(b->fd, idx);
 	pthread_mutex_lock(&prep_lock);
 	if (m) {
-		b->spare = m;
 		b->spare_idx = idx;
+		__atomic_store_n(&b->spare, m, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
 	} else {
-		b->nseg--; /* nobody else grows it while busy */
+		if (idx + 1 == b->nseg) /* else the owner grew it meanwhile */
+			b->nseg--;
 		prep_unreserve();
-		b->spare_failed = 1;
+		__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED);
+		b->spare_busy = 0;
 	}
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	if (!m)
+		return;
+	prep_populate(b, m);
+	pthread_mutex_lock(&prep_lock);
 	b->spare_busy = 0;
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
@@ -267,10 +337,42 @@ prep_find(void)
 {
 	struct buf *b = __atomic_load_n(&trc.bufs, __ATOMIC_ACQUIRE);
 	for (; b; b = b->next)
-		if (b->gen == prep_gen && b->spare_want && !b->spare_busy &&
-		    !b->spare && b->fd >= 0)
+		if (b->gen == prep_gen &&
+		    __atomic_load_n(&b->spare_want, __ATOMIC_ACQUIRE) &&
+		    !b->spare_busy && !b->own_busy &&
+		    !__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&b->spare_failed, __ATOMIC_RELAXED) &&
+		    b->fd >= 0)
 			return b;
 	return NULL;
+}
+
+/* A full segment a thread left to unmap (lock held), taken from its
+ * slot; NULL when none.  Tearing down 16 MB of page tables takes about
+ * a millisecond, which the helper pays instead of the recording thread. */
+static void *
+prep_find_old(void)
+{
+	struct buf *b = __atomic_load_n(&trc.bufs, __ATOMIC_ACQUIRE);
+	for (; b; b = b->next)
+		for (int i = 0; i < BUF_OLD; i++)
+			if (__atomic_load_n(&b->old[i], __ATOMIC_RELAXED))
+				return __atomic_exchange_n(&b->old[i], NULL,
+				                           __ATOMIC_ACQUIRE);
+	return NULL;
+}
+
+/* A full segment unmapped a chunk at a time: munmap holds the address
+ * space's lock for writing, and a recording thread that faults a page
+ * meanwhile (it overtook the helper) waits for it, spinning: 16 MB at
+ * once held it 1-2 ms on the test VM. */
+static void
+prep_unmap(unsigned char *m)
+{
+	uint64_t seg = trc.cfg.segment_size;
+	for (uint64_t off = 0; off < seg; off += PREP_CHUNK)
+		munmap(m + off,
+		       seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK);
 }
 
 static void *
@@ -280,18 +382,13 @@ prep_main(void *arg)
 	pthread_mutex_lock(&prep_lock);
 	/* names first (until then a crash hides the thread's records),
 	 * then one kit: threads start soon after init, while a segment
-	 * just started takes long to fill */
+	 * just started takes long to fill; full segments are unmapped
+	 * last, once the next one is ready (below) */
 	for (;;) {
 		struct buf *b = prep_find();
+		void *old = NULL;
 		if (prep_names) {
 			prep_name_one();
-		} else if (prep_nold) {
-			prep_nold--;
-			void *m = prep_old[prep_nold];
-			size_t len = prep_old_len[prep_nold];
-			pthread_mutex_unlock(&prep_lock);
-			munmap(m, len);
-			pthread_mutex_lock(&prep_lock);
 		} else if (prep_kit_want && !prep_kit_busy &&
 		           prep_nkits < PREP_KITS && (!prep_nkits || !b)) {
 			/* the second kit (for a burst of threads) after the
@@ -306,7 +403,7 @@ prep_main(void *arg)
 			prep_one_kit(gen);
 			pthread_mutex_lock(&prep_lock);
 		} else if (b) {
-			b->spare_want = 0;
+			__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
 			if (prep_reserve())
 				continue; /* at the cap: the owner decides */
 			b->spare_busy = 1;
@@ -314,8 +411,15 @@ prep_main(void *arg)
 			pthread_mutex_unlock(&prep_lock);
 			prep_one_segment(b, idx);
 			pthread_mutex_lock(&prep_lock);
+		} else if ((old = prep_find_old()) != NULL) {
+			pthread_mutex_unlock(&prep_lock);
+			prep_unmap(old);
+			pthread_mutex_lock(&prep_lock);
 		} else {
-			pthread_cond_wait(&prep_work, &prep_lock);
+			pthread_mutex_unlock(&prep_lock);
+			while (sem_wait(&prep_sem) != 0 && errno == EINTR)
+				;
+			pthread_mutex_lock(&prep_lock);
 		}
 	}
 	return NULL;
@@ -329,6 +433,10 @@ prep_start(void)
 	pthread_attr_t a;
 	if (prep_running)
 		return;
+	if (!prep_sem_ok && sem_init(&prep_sem, 0, 0) == 0)
+		__atomic_store_n(&prep_sem_ok, 1, __ATOMIC_RELEASE);
+	if (!prep_sem_ok)
+		return;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	/* its signals stay the program's: block them all in the helper */
@@ -336,7 +444,7 @@ prep_start(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&t, &a, prep_main, NULL) == 0)
-		prep_running = 1;
+		__atomic_store_n(&prep_running, 1, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&a);
 }
@@ -349,61 +457,107 @@ prep_session(uint64_t gen)
 	prep_kit_fails = 0;
 	prep_kit_want = 1;
 	prep_start();
-	pthread_cond_signal(&prep_work);
+	prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 }
 
+/* At the low-water mark: no lock, an atomic store and the helper's
+ * wake-up (a futex wake when it sleeps). */
 void
 prep_want_segment(struct buf *b)
 {
-	pthread_mutex_lock(&prep_lock);
-	if (b->gen == prep_gen && !b->spare && !b->spare_failed) {
-		b->spare_want = 1;
+	if (b->gen != __atomic_load_n(&prep_gen, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&b->spare_failed, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&b->spare_want, 1, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&prep_running, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&prep_lock);
 		prep_start();
-		pthread_cond_signal(&prep_work);
+		pthread_mutex_unlock(&prep_lock);
 	}
-	pthread_mutex_unlock(&prep_lock);
+	prep_wake();
 }
 
+/* A full segment left in a free slot of its buffer (the owner is the
+ * only one to fill slots, the helper empties them when it next wakes);
+ * with every slot taken (the helper has not run for BUF_OLD segments),
+ * unmapped here. */
 void
-prep_retire(void *m, size_t len)
+prep_retire(struct buf *b, void *m)
 {
-	pthread_mutex_lock(&prep_lock);
-	if (prep_running && prep_nold < PREP_OLD) {
-		prep_old[prep_nold] = m;
-		prep_old_len[prep_nold++] = len;
-		pthread_cond_signal(&prep_work);
-		m = NULL;
-	}
-	pthread_mutex_unlock(&prep_lock);
-	if (m)
-		munmap(m, len);
+	if (__atomic_load_n(&prep_running, __ATOMIC_ACQUIRE))
+		for (int i = 0; i < BUF_OLD; i++)
+			if (!__atomic_load_n(&b->old[i], __ATOMIC_RELAXED)) {
+				__atomic_store_n(&b->old[i], m,
+				                 __ATOMIC_RELEASE);
+				return;
+			}
+	b->unmap_inline++;
+	munmap(m, trc.cfg.segment_size);
 }
 
 unsigned char *
 prep_take_segment(struct buf *b, uint64_t *idx)
 {
-	unsigned char *m;
+	unsigned char *m =
+	    __atomic_exchange_n(&b->spare, NULL, __ATOMIC_ACQUIRE);
+	if (m) { /* the usual case: a pointer swap */
+		*idx = b->spare_idx;
+		b->sw_swap++;
+		return m;
+	}
 	pthread_mutex_lock(&prep_lock);
-	while (b->spare_busy) /* being made: waiting is the cheapest */
+	/* Behind.  With a size cap, the segment the helper is making may be
+	 * the last one allowed (and circular mode reuses a segment by its
+	 * index, which must not be that one): wait for it to be mapped.
+	 * Else the caller grows the file itself at once. */
+	while (b->spare_busy && trc.cfg.size_cap &&
+	       !__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE)) {
+		b->sw_wait++;
 		pthread_cond_wait(&prep_done, &prep_lock);
-	m = b->spare;
+	}
+	m = __atomic_exchange_n(&b->spare, NULL, __ATOMIC_ACQUIRE);
 	*idx = b->spare_idx;
-	b->spare = NULL;
-	b->spare_want = 0;
-	/* the caller may grow the file itself now: the helper keeps off */
-	b->spare_busy = m == NULL;
+	if (m)
+		b->sw_swap++;
+	else /* the helper starts no job for b while the owner grows it */
+		b->own_busy = 1;
 	pthread_mutex_unlock(&prep_lock);
 	return m;
+}
+
+uint64_t
+prep_own_index(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	uint64_t idx = b->nseg++;
+	pthread_mutex_unlock(&prep_lock);
+	return idx;
 }
 
 void
 prep_own_done(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	b->spare_busy = 0;
+	b->own_busy = 0;
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
+}
+
+void
+prep_get_counts(struct prep_counts *c)
+{
+	memset(c, 0, sizeof *c);
+	pthread_mutex_lock(&trc.lock);
+	for (struct buf *b = trc.bufs; b; b = b->next) {
+		if (b->gen != trc.gen)
+			continue;
+		c->swaps += b->sw_swap;
+		c->waits += b->sw_wait;
+		c->grown_inline += b->sw_inline;
+		c->unmapped_inline += b->unmap_inline;
+	}
+	pthread_mutex_unlock(&trc.lock);
 }
 
 struct buf *
@@ -422,7 +576,7 @@ prep_take_kit(void)
 	}
 	prep_kit_want = 1;
 	if (!k) /* else prep_name_later wakes the helper */
-		pthread_cond_signal(&prep_work);
+		prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 	if (k)
 		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
@@ -436,7 +590,7 @@ prep_name_later(struct buf *b)
 	b->name_next = prep_names;
 	prep_names = b;
 	prep_start();
-	pthread_cond_signal(&prep_work);
+	prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -463,10 +617,11 @@ prep_wait_kit(void)
 static void
 prep_drop_spare(struct buf *b)
 {
-	if (!b->spare)
+	unsigned char *m =
+	    __atomic_exchange_n(&b->spare, NULL, __ATOMIC_ACQUIRE);
+	if (!m)
 		return;
-	munmap(b->spare, trc.cfg.segment_size);
-	b->spare = NULL;
+	munmap(m, trc.cfg.segment_size);
 	if (b->fd >= 0 && b->spare_idx + 1 == b->nseg &&
 	    ftruncate(b->fd, (off_t)prep_seg_off(b->spare_idx)) == 0) {
 		b->nseg--;
@@ -479,10 +634,10 @@ void
 prep_release(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (b->spare_busy)
+	while (b->spare_busy || b->own_busy)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	b->spare_want = 0;
-	b->spare_failed = 1; /* no more */
+	__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED); /* no more */
 	prep_drop_spare(b);
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -523,10 +678,10 @@ void
 prep_fork_child(void)
 {
 	pthread_mutex_init(&prep_lock, NULL);
-	pthread_cond_init(&prep_work, NULL);
+	if (prep_sem_ok)
+		sem_init(&prep_sem, 0, 0);
 	pthread_cond_init(&prep_done, NULL);
 	prep_running = 0;
-	prep_nold = 0; /* the child's copies stay mapped: harmless */
 	prep_kit_busy = 0;
 	prep_kit_want = 0;
 	prep_gen = 0;

@@ -18,6 +18,7 @@ struct addrset {
 };
 
 #define BUF_FNCACHE 64 /* addresses a thread remembers without the lock */
+#define BUF_OLD     16 /* full segments a thread leaves for the helper */
 
 /*
  * One thread's buffer.  The first four fields are the hot path's; only
@@ -49,12 +50,24 @@ struct buf {
 	unsigned char *fe_pos; /* instrumented entry that may be taken back */
 	uint64_t fe_last;      /* the time base before it */
 	struct addrset fns;    /* every function address it saw */
-	/* prep.c, under its lock: the next segment, prepared ahead */
-	unsigned char *spare; /* mapped and faulted in, NULL when none */
+	/* The current segment's low-water mark: end stops there first, and
+	 * the record that reaches it asks for the next segment; NULL once
+	 * passed. */
+	unsigned char *lw;
+	/* prep.c: the next segment, prepared ahead.  spare is handed over
+	 * with atomics (set by the helper, taken by the owner); the flags
+	 * are prep_lock's, but spare_want (set by the owner, atomic) */
+	unsigned char *spare; /* mapped (and being or) faulted in, or NULL */
 	uint64_t spare_idx;   /* its index in the file */
 	int spare_want;       /* asked for */
-	int spare_busy;       /* being made (by the helper or the owner) */
+	int spare_busy;       /* the helper is making it */
+	int own_busy;         /* the owner is growing its file itself */
 	int spare_failed;     /* do not prepare any more */
+	void *old[BUF_OLD];   /* full segments for the helper to unmap */
+	/* segment switches, by the owner only: a prepared segment taken
+	 * (sw_swap), waited for (sw_wait), grown by the owner itself
+	 * (sw_inline); full segments it unmapped itself */
+	uint64_t sw_swap, sw_wait, sw_inline, unmap_inline;
 	/* prep.c: a prepared file is named by the helper once its thread
 	 * took it; the pair of the registration is written then (trc.lock,
 	 * or at fini) */
@@ -137,12 +150,28 @@ void lbl_seal_header(unsigned char *h, int kind);
 
 /* prep.c: segments and thread files prepared ahead by a helper thread */
 void prep_session(uint64_t gen); /* dwt_init: a new session */
+/* At b's low-water mark: asks the helper for b's next segment (no lock;
+ * wakes the helper). */
 void prep_want_segment(struct buf *b);
-/* b's prepared next segment and its index, or NULL: then the caller
- * makes one itself and calls prep_own_done(b) after. */
+/* b's prepared next segment and its index (a pointer swap), or NULL when
+ * the helper fell behind: then the caller grows the file itself, at
+ * prep_own_index(b), and calls prep_own_done(b) after.  Waits only with
+ * a size cap, for a segment the helper is mapping. */
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
+uint64_t prep_own_index(struct buf *b);
 void prep_own_done(struct buf *b);
-void prep_retire(void *m, size_t len); /* munmap, by the helper */
+/* A full segment of b, unmapped by the helper (no lock, no system call;
+ * unmapped here when b's BUF_OLD slots are all taken). */
+void prep_retire(struct buf *b, void *m);
+/* Segment switches of this session's threads, summed (takes trc.lock):
+ * for tests and benchmarks. */
+struct prep_counts {
+	uint64_t swaps;           /* a prepared segment taken */
+	uint64_t waits;           /* waited for the helper (a size cap) */
+	uint64_t grown_inline;    /* the helper was behind: grown in-line */
+	uint64_t unmapped_inline; /* a full segment unmapped in-line */
+};
+void prep_get_counts(struct prep_counts *c);
 /* A prepared buffer (trc.lock held): its file (under a spare name), its
  * header filled but not sealed, its first segment as its spare; NULL
  * when none is ready.  The caller sets its thread and calls

@@ -1,0 +1,185 @@
+/*
+ * Segment growth off the recording thread (src/trace/prep.c,
+ * docs/tracer.md "Segment growth"): with the smallest segments (64K), a
+ * thread writes 40 of them.  At each one's low-water mark the helper is
+ * asked for the next; once it has made it (the test waits for that
+ * state, not for a time), the records across the switch take it with a
+ * pointer swap: no page fault, no wait (getrusage of the thread around
+ * the switch), no segment grown in-line (the tracer's own counts).  Then
+ * the helper is made to fall behind for good (as when it cannot
+ * prepare): every switch grows the file in-line and none waits for the
+ * helper.  In
+ * both, the file holds every record written, in order.
+ */
+#include <dirent.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <dwork/trace.h>
+
+#include "testutil.h"
+#include "trace/tracer.h"
+#include "tracefile/reader.h"
+
+#define EV      7300u
+#define SEGMENT (64u << 10)
+#define NSEG    40
+
+static uint64_t nwritten;
+
+static void
+record(void)
+{
+	dwt_event(EV, nwritten);
+	nwritten++;
+}
+
+/* Until the helper has mapped and faulted in b's next segment; 0 when it
+ * has not within 20 s (it is stuck: a failure, not slowness). */
+static int
+wait_spare(struct buf *b)
+{
+	struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 20000; i++) {
+		if (__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&b->spare_busy, __ATOMIC_ACQUIRE))
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* Records up to two slots before the segment's end. */
+static void
+fill_segment(struct buf *b)
+{
+	while (b->pos + 2 * FMT_REC_SIZE < b->seg + SEGMENT)
+		record();
+}
+
+/* One switch with the next segment ready: faults and voluntary context
+ * switches of this thread across it, added to *flt and *csw. */
+static void
+ready_switch(struct buf *b, long *flt, long *csw)
+{
+	while (b->lw) /* up to the low-water mark: the helper is asked */
+		record();
+	REQUIRE(wait_spare(b));
+	fill_segment(b);
+	unsigned char *old = b->seg;
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	for (int i = 0; i < 4; i++) /* two in the old segment, two after */
+		record();
+	getrusage(RUSAGE_THREAD, &r1);
+	CHECK(b->seg != old);
+	*flt += r1.ru_minflt - r0.ru_minflt + r1.ru_majflt - r0.ru_majflt;
+	*csw += r1.ru_nvcsw - r0.ru_nvcsw;
+}
+
+/* Events EV in the thread files of dir, each value the next one. */
+static uint64_t
+count_records(const char *dir)
+{
+	char path[800];
+	uint64_t n = 0, bad = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	REQUIRE(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		if (l < 4 || strcmp(de->d_name + l - 4, ".dwt"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		rd_errlist errs;
+		rd_errlist_init(&errs, stderr);
+		rd_thread *t;
+		rd_rec r;
+		REQUIRE(rd_thread_open(path, &errs, &t) == DW_OK);
+		while (rd_thread_next(t, &r))
+			if (r.kind == FMT_R_EVENT && r.u.event.type == EV)
+				bad += r.u.event.value != n++;
+		rd_thread_close(t);
+		CHECK_EQ_U64(rd_errlist_count(&errs), 0);
+		rd_errlist_free(&errs);
+	}
+	closedir(d);
+	CHECK_EQ_U64(bad, 0);
+	return n;
+}
+
+static void
+start(const char *dir)
+{
+	dwt_config c;
+	dwt_config_defaults(&c);
+	c.dir = dir;
+	c.program = "grow";
+	c.segment_size = SEGMENT;
+	REQUIRE(dwt_init(&c) == DW_OK);
+	nwritten = 0;
+	record(); /* registers: the first segment */
+}
+
+static void
+test_ready(void)
+{
+	const char *tmp = tu_tmpdir("grow");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start(dir);
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	long flt = 0, csw = 0;
+	for (int i = 0; i < NSEG; i++)
+		ready_switch(b, &flt, &csw);
+	struct prep_counts pc;
+	prep_get_counts(&pc);
+	CHECK_EQ_U64(flt, 0);
+	CHECK_EQ_U64(csw, 0);
+	CHECK(pc.swaps >= NSEG + 1); /* the first segment was a kit's */
+	CHECK_EQ_U64(pc.grown_inline, 0);
+	CHECK_EQ_U64(pc.waits, 0);
+	CHECK_EQ_U64(pc.unmapped_inline, 0);
+	dwt_fini();
+	CHECK_EQ_U64(count_records(dir), nwritten);
+	tu_rmtree(dir);
+}
+
+static void
+test_behind(void)
+{
+	const char *tmp = tu_tmpdir("growb");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start(dir);
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	prep_release(b); /* the helper prepares nothing more for b */
+	struct prep_counts p0, p1;
+	prep_get_counts(&p0);
+	for (int i = 0; i < NSEG; i++) {
+		fill_segment(b);
+		unsigned char *old = b->seg;
+		for (int k = 0; k < 4; k++)
+			record();
+		CHECK(b->seg != old);
+	}
+	prep_get_counts(&p1);
+	CHECK_EQ_U64(p1.grown_inline - p0.grown_inline, NSEG);
+	CHECK_EQ_U64(p1.swaps - p0.swaps, 0);
+	/* grown here, never waited for the helper (the growing itself may
+	 * sleep: posix_fallocate can wait for the disk) */
+	CHECK_EQ_U64(p1.waits, 0);
+	dwt_fini();
+	CHECK_EQ_U64(count_records(dir), nwritten);
+	tu_rmtree(dir);
+}
+
+int
+main(void)
+{
+	test_ready();
+	test_behind();
+	return tu_report("trace_grow");
+}
