@@ -142,8 +142,12 @@ count_records(const char *dir)
 			if (rd_thread_open(d->procs[p].thread_paths[t], &errs,
 			                   &th) != DW_OK)
 				continue;
+			/* stored records: a state push or pop carrying an
+			 * event is read as two records at one offset */
+			uint64_t at = UINT64_MAX;
 			while (rd_thread_next(th, &r))
-				n++;
+				if (r.offset != at)
+					at = r.offset, n++;
 			rd_thread_close(th);
 		}
 	rd_dir_close(d);

@@ -30,7 +30,7 @@ char rtr_token[33];
 char rtr_local_dir_path[PATH_MAX];
 int rtr_merge_on = 1;
 uint64_t rtr_last_sync;
-static __thread int user_based;
+static ACCT_TLS int user_based;
 
 /* ---- labels ---- */
 
@@ -88,10 +88,32 @@ rtr_labels(void)
 	work_labels();
 }
 
+/* Frames that carry a call's or a request's message are told by its
+ * communication record (tag and size), and flow-control credits tell
+ * nothing of the program: neither gets per-frame events
+ * (docs/tracing.md, "The records of one remote call"). */
+static int
+rtr_frame_told(unsigned type)
+{
+	switch (type) {
+	case WIRE_CALL:
+	case WIRE_RESULT:
+	case WIRE_DONE:
+	case WIRE_FETCH:
+	case WIRE_REQ:
+	case WIRE_ANSWER:
+	case WIRE_CREDIT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void
 rtr_hook(int sent, unsigned type, size_t bytes)
 {
-	rtr_frame(sent, type, bytes);
+	if (!rtr_frame_told(type))
+		rtr_frame(sent, type, bytes);
 }
 
 /* ---- records ---- */
