@@ -220,8 +220,26 @@ acct_switch(uint32_t cls)
 	seq_close(s);
 }
 
+/* The calling thread's last function and its counters: a thread that
+ * runs or calls one function over and over finds it at once. */
+static ACCT_TLS uint32_t last_id;
+static ACCT_TLS struct fnc *last_fnc;
+
+static struct fnc *acct_fn_find(uint32_t id);
+
 static struct fnc *
 acct_fn_slot(uint32_t id)
+{
+	if (__builtin_expect(id == last_id && last_fnc != NULL, 1))
+		return last_fnc;
+	struct fnc *f = acct_fn_find(id);
+	if (f)
+		last_id = id, last_fnc = f;
+	return f;
+}
+
+static struct fnc *
+acct_fn_find(uint32_t id)
 {
 	uint32_t i = id % ACCT_FUNCS;
 	for (int n = 0; n < ACCT_FUNCS; n++, i = (i + 1) % ACCT_FUNCS) {

@@ -30,7 +30,7 @@ char rtr_token[33];
 char rtr_local_dir_path[PATH_MAX];
 int rtr_merge_on = 1;
 uint64_t rtr_last_sync;
-static ACCT_TLS int user_based;
+ACCT_TLS int rtr_user_based;
 
 /* ---- labels ---- */
 
@@ -142,7 +142,8 @@ rtr_thread_start(const char *name, uint32_t base_state)
 	acct_thread(name);
 	if (!RTR_TRACKING)
 		return;
-	user_based = 1; /* an executor calling out keeps its own base state */
+	rtr_user_based =
+	    1; /* an executor calling out keeps its own base state */
 	if (rtr_on)
 		dwt_set_thread_name(name);
 	rtr_push(base_state);
@@ -176,11 +177,11 @@ rtr_thread_wait_started(void)
 }
 
 void
-rtr_user_thread(void)
+rtr_user_thread_slow(void)
 {
-	if (!RTR_TRACKING || user_based)
+	if (!RTR_TRACKING || rtr_user_based)
 		return;
-	user_based = 1;
+	rtr_user_based = 1;
 	acct_user_thread();
 	rtr_push(DWT_STATE_RUNNING);
 }
@@ -468,9 +469,9 @@ void
 rtr_end(void)
 {
 	conn_frame_hook = NULL;
-	if (user_based)
+	if (rtr_user_based)
 		rtr_pop();
-	user_based = 0;
+	rtr_user_based = 0;
 	rtr_depth = 0;
 	dwt_fini();
 	rtr_on = 0;

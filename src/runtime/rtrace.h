@@ -48,7 +48,14 @@ void rtr_thread_start(const char *name, uint32_t base_state);
 void rtr_thread_started(void);
 void rtr_thread_wait_started(void);
 /* A master user thread entering a dwork call: Running is its base. */
-void rtr_user_thread(void);
+extern ACCT_TLS int rtr_user_based; /* this thread has its base state */
+void rtr_user_thread_slow(void);
+static inline void
+rtr_user_thread(void)
+{
+	if (__builtin_expect(!rtr_user_based, 0))
+		rtr_user_thread_slow();
+}
 
 /*
  * The states the runtime pushes on a thread, mirrored per thread so that
