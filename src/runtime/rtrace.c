@@ -142,8 +142,8 @@ rtr_thread_start(const char *name, uint32_t base_state)
 	acct_thread(name);
 	if (!RTR_TRACKING)
 		return;
-	rtr_user_based =
-	    1; /* an executor calling out keeps its own base state */
+	/* an executor calling out keeps its own base state */
+	rtr_user_based = 1;
 	if (rtr_on)
 		dwt_set_thread_name(name);
 	rtr_push(base_state);
