@@ -9,7 +9,9 @@
  *                             alternate, best of 3 each (target <= 1.05)
  *   trace.rpc_overhead_ratio_unpinned   the same, unpinned
  *   trace.events_per_call     records written per remote call, by all
- *                             processes (caller and callee, all threads)
+ *                             processes (caller and callee, all threads),
+ *                             pinned as above (unpinned beside it: which
+ *                             thread reads a frame then varies)
  *   trace.rpc_added_ns_per_call  pinned on - off per call, beside
  *                             1.5 x events_per_call x trace.event_ns
  *                             (an event's cost measured in this run, in
@@ -21,6 +23,14 @@
  *                             run of 1,200 calls and one of 200, so
  *                             start-up and exit cancel; they do not
  *                             change with the machine's load
+ *   trace.rpc_added_instr_per_call.target  the same bound in
+ *                             instructions: 1.5 x events_per_call x one
+ *                             event's instructions in a traced process
+ *                             of the cluster (callgrind, 5,000,000 events)
+ *   live.account_instr_per_call, live.account_instr_ratio  what the
+ *                             always-on accounting adds to an untraced
+ *                             call: the same with DWORK_ACCOUNT=0
+ *                             beside it (issue 20's target 1.02)
  *
  * Each run is a child process (a cluster is set up once per process).
  * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
@@ -142,8 +152,12 @@ count_records(const char *dir)
 			if (rd_thread_open(d->procs[p].thread_paths[t], &errs,
 			                   &th) != DW_OK)
 				continue;
+			/* stored records: a state push or pop carrying an
+			 * event is read as two records at one offset */
+			uint64_t at = UINT64_MAX;
 			while (rd_thread_next(th, &r))
-				n++;
+				if (r.offset != at)
+					at = r.offset, n++;
 			rd_thread_close(th);
 		}
 	rd_dir_close(d);
@@ -159,11 +173,14 @@ rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 }
 
 static uint64_t
-records_for(const char *self, const char *base, int n)
+records_for(const char *self, const char *base, int n, int pinned)
 {
 	char dir[600];
 	snprintf(dir, sizeof dir, "%s/calls%d", base, n);
-	run(self, dir, n);
+	if (pinned)
+		run_pinned(self, dir, n);
+	else
+		run(self, dir, n);
 	uint64_t r = count_records(dir);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return r;
@@ -173,7 +190,8 @@ records_for(const char *self, const char *base, int n)
  * (its totals summed over the output files of all processes); 0 when
  * valgrind is missing or the run failed. */
 static uint64_t
-instructions(const char *self, const char *base, const char *trace, int n)
+instructions(const char *self, const char *base, const char *env,
+             const char *trace, int n)
 {
 	char cmd[2048], path[700], line[512];
 	uint64_t total = 0;
@@ -184,10 +202,10 @@ instructions(const char *self, const char *base, const char *trace, int n)
 	mkdir(path, 0700);
 	snprintf(cmd, sizeof cmd,
 	         "DWORK_HEARTBEAT_MS=600000 DWORK_HEARTBEAT_TIMEOUT_MS=1200000 "
-	         "valgrind --tool=callgrind --trace-children=yes "
+	         "%s valgrind --tool=callgrind --trace-children=yes "
 	         "--callgrind-out-file=%s/cg.%%p %s --child %s %d "
 	         ">/dev/null 2>&1",
-	         path, self, trace, n);
+	         env, path, self, trace, n);
 	if (system(cmd) != 0)
 		return 0;
 	if (!(d = opendir(path)))
@@ -217,10 +235,11 @@ instructions(const char *self, const char *base, const char *trace, int n)
 
 /* Instructions per call: the difference of 1,200 calls and 200. */
 static double
-instr_per_call(const char *self, const char *base, const char *trace)
+instr_per_call(const char *self, const char *base, const char *env,
+               const char *trace)
 {
-	uint64_t a = instructions(self, base, trace, 200);
-	uint64_t b = instructions(self, base, trace, 1200);
+	uint64_t a = instructions(self, base, env, trace, 200);
+	uint64_t b = instructions(self, base, env, trace, 1200);
 
 	return a && b > a ? (double)(b - a) / 1000.0 : -1;
 }
@@ -272,10 +291,14 @@ main(int argc, char **argv)
 	printf("bench: trace.rpc_overhead_ratio_unpinned = %.3f (%.2f vs %.2f "
 	       "us a call)\n",
 	       uon / uoff, uon / calls * 1e6, uoff / calls * 1e6);
-	uint64_t r1 = records_for(self, base, 1000);
-	uint64_t r2 = records_for(self, base, 11000);
+	uint64_t r1 = records_for(self, base, 1000, 1);
+	uint64_t r2 = records_for(self, base, 11000, 1);
 	double epc = (double)(r2 - r1) / 10000.0;
-	printf("bench: trace.events_per_call = %.2f records\n", epc);
+	printf("bench: trace.events_per_call = %.2f records (one CPU)\n", epc);
+	r1 = records_for(self, base, 1000, 0);
+	r2 = records_for(self, base, 11000, 0);
+	printf("bench: trace.events_per_call_unpinned = %.2f records\n",
+	       (double)(r2 - r1) / 10000.0);
 	printf("bench: trace.events_per_call.target = 12.00 records\n");
 	printf("bench: trace.event_ns_in_cluster = %.2f ns\n", ev);
 	printf("bench: trace.rpc_added_ns_per_call = %.0f ns\n",
@@ -284,16 +307,42 @@ main(int argc, char **argv)
 	       "events_per_call x event_ns)\n",
 	       1.5 * epc * ev);
 	if (!quick && system("valgrind --version >/dev/null 2>&1") == 0) {
-		double i_off = instr_per_call(self, base, "0");
-		double i_on = instr_per_call(self, base, dir);
+		double i_off = instr_per_call(self, base, "", "0");
+		double i_on = instr_per_call(self, base, "", dir);
+		double i_na =
+		    instr_per_call(self, base, "DWORK_ACCOUNT=0", "0");
+		double i_onna =
+		    instr_per_call(self, base, "DWORK_ACCOUNT=0", dir);
 
-		if (i_off > 0 && i_on > 0) {
+		/* one event's instructions in a traced process of the
+		 * cluster: 5,000,000 events less the same run without */
+		uint64_t e0 = instructions(self, base, "", dir, 0);
+		uint64_t e1 = instructions(self, base, "", dir, -1);
+		double i_ev = e0 && e1 > e0 ? (double)(e1 - e0) / 5e6 : -1;
+
+		if (i_off > 0 && i_on > 0 && i_na > 0 && i_onna > 0 &&
+		    i_ev > 0) {
 			printf("bench: rpc.fetch_instr_per_call = %.0f "
 			       "instructions (callgrind, all processes)\n",
 			       i_off);
 			printf("bench: trace.rpc_instr_per_call = %.0f "
-			       "instructions (+%.0f traced)\n",
-			       i_on, i_on - i_off);
+			       "instructions (+%.0f traced, %.0f a record)\n",
+			       i_on, i_on - i_off, (i_on - i_off) / epc);
+			printf("bench: trace.event_instr_in_cluster = %.1f "
+			       "instructions\n",
+			       i_ev);
+			printf("bench: trace.rpc_added_instr_per_call.target = "
+			       "%.0f instructions (1.5 x events_per_call x "
+			       "event_instr)\n",
+			       1.5 * epc * i_ev);
+			printf("bench: live.account_instr_per_call = %.0f "
+			       "instructions (untraced, accounting on; off: "
+			       "%.0f; traced with it off: %.0f)\n",
+			       i_off - i_na, i_na, i_onna);
+			printf("bench: live.account_instr_ratio = %.3f "
+			       "(untraced call, accounting on / off; target "
+			       "1.02)\n",
+			       i_off / i_na);
 		} else {
 			printf("bench: rpc.fetch_instr_per_call: callgrind "
 			       "run failed (missing)\n");

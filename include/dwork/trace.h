@@ -138,6 +138,14 @@ DW_API void dwt_events(unsigned n, const uint32_t *types,
 DW_API void dwt_state_push(uint32_t state);
 DW_API void dwt_state_pop(void);
 
+/* The same with one event at the same time, in one record (the cost of
+ * one): enter state and record (type, value); record (type, value) and
+ * leave the innermost state.  type 0 records no event.  A push's value
+ * is 32 bits wide (a function id, a count); the merge reads each as the
+ * two records it stands for. */
+DW_API void dwt_state_push_event(uint32_t state, uint32_t type, uint32_t value);
+DW_API void dwt_state_pop_event(uint32_t type, uint64_t value);
+
 /* Communication flags: direction, and which of Paraver's two times this
  * record gives (logical: when the program asked; physical: when the bytes
  * left or arrived).  A record may give both. */
@@ -214,12 +222,14 @@ DW_API uint32_t dwt_thread(void);
  */
 DW_API extern int dwt_recording_; /* read only; nonzero while recording */
 #if !defined(DWT_NO_INLINE_CHECK) && !defined(DW_BUILDING)
-#define DWT_RECORDING_      __atomic_load_n(&dwt_recording_, __ATOMIC_RELAXED)
-#define DWT_IF_ON_(call)    (DWT_RECORDING_ ? call : (void)0)
-#define dwt_event(t, v)     DWT_IF_ON_(dwt_event(t, v))
-#define dwt_events(n, t, v) DWT_IF_ON_(dwt_events(n, t, v))
-#define dwt_state_push(s)   DWT_IF_ON_(dwt_state_push(s))
-#define dwt_state_pop()     DWT_IF_ON_(dwt_state_pop())
+#define DWT_RECORDING_                __atomic_load_n(&dwt_recording_, __ATOMIC_RELAXED)
+#define DWT_IF_ON_(call)              (DWT_RECORDING_ ? call : (void)0)
+#define dwt_event(t, v)               DWT_IF_ON_(dwt_event(t, v))
+#define dwt_events(n, t, v)           DWT_IF_ON_(dwt_events(n, t, v))
+#define dwt_state_push(s)             DWT_IF_ON_(dwt_state_push(s))
+#define dwt_state_pop()               DWT_IF_ON_(dwt_state_pop())
+#define dwt_state_push_event(s, t, v) DWT_IF_ON_(dwt_state_push_event(s, t, v))
+#define dwt_state_pop_event(t, v)     DWT_IF_ON_(dwt_state_pop_event(t, v))
 #define dwt_comm(f, pt, pth, tag, size, id)                                    \
 	DWT_IF_ON_(dwt_comm(f, pt, pth, tag, size, id))
 #define dwt_func_enter(a) DWT_IF_ON_(dwt_func_enter(a))

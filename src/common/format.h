@@ -12,9 +12,11 @@
 #define FMT_MAGIC_PROCESS "DWTPROC" /* 8 bytes with the NUL */
 #define FMT_MAGIC_THREAD  "DWTTHRD"
 #define FMT_VERSION_MAJOR 1
-#define FMT_VERSION_MINOR 1 /* 1.1: THREAD_END, PROCESS_NAME, boot id */
-#define FMT_BOM           0x01020304u
-#define FMT_HEADER_PAGE   4096u /* space the header occupies in the file */
+#define FMT_VERSION_MINOR                                                      \
+	2 /* 1.1: THREAD_END, PROCESS_NAME, boot id;                           \
+	    1.2: an event in a state push or pop */
+#define FMT_BOM         0x01020304u
+#define FMT_HEADER_PAGE 4096u /* space the header occupies in the file */
 
 enum fmt_file_kind { FMT_FILE_PROCESS = 1, FMT_FILE_THREAD = 2 };
 enum fmt_clock_kind { FMT_CLOCK_TSC = 1, FMT_CLOCK_MONO_RAW = 2 };
@@ -83,8 +85,10 @@ enum fmt_seg_off {
 #define FMT_DELTA_LIMIT (1u << 28)
 enum fmt_rec_kind {
 	FMT_R_EVENT = 1,      /* a type, b value */
-	FMT_R_STATE_PUSH = 2, /* a state */
-	FMT_R_STATE_POP = 3,  /* a 0 */
+	FMT_R_STATE_PUSH = 2, /* a state; b 0, or (1.2) an event at the same
+	                         time: its type << 32 | its 32-bit value */
+	FMT_R_STATE_POP = 3,  /* a 0; or (1.2) a an event's type, b its
+	                         value, the event coming before the pop */
 	FMT_R_FUNC_ENTER = 4, /* b address */
 	FMT_R_FUNC_EXIT = 5,  /* b address */
 	FMT_R_COMM = 6,       /* 2 slots: a tag, b id; then a partner task,

@@ -50,8 +50,9 @@ static uint32_t nslots;
 static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
 static struct fnc fns[ACCT_FUNCS];
 static uint64_t bytes_sent, bytes_recv;
-static __thread struct slot *me;
-static __thread int me_role;
+static ACCT_TLS struct slot *me;
+static ACCT_TLS int me_role;
+ACCT_TLS uint32_t acct_cls_now = ACCT_CLS_UNKNOWN;
 
 uint64_t
 acct_now(void)
@@ -123,30 +124,6 @@ acct_init(void)
 	acct_init_env();
 }
 
-uint32_t
-acct_class_of(uint32_t state)
-{
-	switch (state) {
-	case ACCT_STATE_OFF:
-		return ACCT_NCLASS;
-	case DWT_STATE_RUNNING:
-		return ACCT_USEFUL;
-	case DWT_STATE_IDLE:
-		return ACCT_IDLE;
-	case DWT_STATE_WAITING_MESSAGE:
-	case DWT_STATE_BLOCKING_SEND:
-	case DWT_STATE_SYNCHRONIZATION:
-	case DWT_STATE_SCHEDULING:
-	case DWT_STATE_WAIT_ALL:
-	case DWT_STATE_BLOCKED:
-	case DWT_STATE_TEST_PROBE:
-	case DWT_STATE_STARTUP_LATENCY:
-		return ACCT_WAITING;
-	default:
-		return ACCT_RUNTIME;
-	}
-}
-
 /* A thread that ends leaves its slot: its time stops, and what it
  * accounted stays in the process's totals (a new thread adds to them). */
 static pthread_key_t acct_key;
@@ -157,9 +134,10 @@ acct_thread_end(void *arg)
 {
 	struct slot *s = arg;
 	me = s;
-	acct_enter(ACCT_STATE_OFF);
+	acct_switch(ACCT_NCLASS);
 	__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
 	me = NULL;
+	acct_cls_now = ACCT_CLS_UNKNOWN;
 	__atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
 }
 
@@ -223,14 +201,15 @@ seq_close(struct slot *s)
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
+/* The thread's class changes (acct_enter saw that it does). */
 void
-acct_enter(uint32_t state)
+acct_switch(uint32_t cls)
 {
 	struct slot *s = me ? me : acct_claim();
 	if (__builtin_expect(!s, 0))
 		return;
 	uint64_t now = acct_ticks();
-	uint32_t cls = acct_class_of(state);
+	acct_cls_now = cls;
 	seq_open(s);
 	uint32_t old = s->cls;
 	if (old < ACCT_NCLASS)
@@ -241,8 +220,26 @@ acct_enter(uint32_t state)
 	seq_close(s);
 }
 
+/* The calling thread's last function and its counters: a thread that
+ * runs or calls one function over and over finds it at once. */
+static ACCT_TLS uint32_t last_id;
+static ACCT_TLS struct fnc *last_fnc;
+
+static struct fnc *acct_fn_find(uint32_t id);
+
 static struct fnc *
 acct_fn_slot(uint32_t id)
+{
+	if (__builtin_expect(id == last_id && last_fnc != NULL, 1))
+		return last_fnc;
+	struct fnc *f = acct_fn_find(id);
+	if (f)
+		last_id = id, last_fnc = f;
+	return f;
+}
+
+static struct fnc *
+acct_fn_find(uint32_t id)
 {
 	uint32_t i = id % ACCT_FUNCS;
 	for (int n = 0; n < ACCT_FUNCS; n++, i = (i + 1) % ACCT_FUNCS) {

@@ -18,6 +18,15 @@
 
 /* ---- frames arriving at the caller: RESULT, DONE ---- */
 
+/* A successful result of dw_remotecall_fetch, whose caller records the
+ * logical receive when it takes it (send.c). */
+static int
+call_fetch_result(const struct dw_future *f, const struct wire_hdr *h)
+{
+	return f->mode == WIRE_MODE_FETCH && !f->notify && f->op == OP_CALL &&
+	       h->type == WIRE_RESULT && !(h->flags & WIRE_FLAG_ERROR);
+}
+
 void
 call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 {
@@ -30,8 +39,12 @@ call_complete(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
-	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref,
-	         f->op == OP_FETCH ? 3 : 1, h->payload);
+	/* The arrival: not for a fetch's result, whose caller records the
+	 * receive as it takes it (the merge puts the physical receive
+	 * there anyway: docs/merge.md, Communications). */
+	if (!call_fetch_result(f, h))
+		rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref,
+		         f->op == OP_FETCH ? 3 : 1, h->payload);
 	if (h->type == WIRE_DONE) {
 		f->state = F_READY;
 		f->remote = 1;
@@ -133,7 +146,8 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 	j->payload = p;
 	j->len = h->payload;
 	j->kept = NULL;
-	rtr_comm(DWT_RECV | DWT_PHYSICAL, c->peer, h->ref, 0, h->payload);
+	/* no arrival record: the executor records the receive as it starts
+	 * the call, where the merge puts the physical receive anyway */
 	if (j->call.mode == WIRE_MODE_KEEP &&
 	    !(j->kept = kept_new(c->peer, h->ref))) {
 		flow_consumed(c, h->payload, 1, CONN_MORE);

@@ -163,8 +163,9 @@ call_read_turn(struct conn *c, int ms)
 {
 	char why[256] = "connection closed";
 	int r;
-	/* Waiting for bytes keeps the thread's state (idle, waiting);
-	 * handling them is Send Receive. */
+	/* Waiting for bytes and handling them keep the thread's state
+	 * (idle, waiting): it reads for itself, its records need no state
+	 * of their own (the I/O thread's handling is Send Receive). */
 	if (!c->ssl && ms >= CONN_RECV_TIMEOUT_MS && !c->in_big &&
 	    c->rlen - c->rpos < WIRE_HDR) {
 		/* one blocking recv, as a plain client would do (not under
@@ -172,17 +173,13 @@ call_read_turn(struct conn *c, int ms)
 		 * which no epoll event would announce) */
 		r = conn_recv_blocking(c);
 		if (r > 0) {
-			rtr_push(DWT_STATE_SEND_RECEIVE);
 			conn_hold(c);
 			r = conn_parse_buffered(c, disp_frame, NULL, why,
 			                        sizeof why);
 			conn_release(c);
-			rtr_pop();
 		}
 	} else if ((r = conn_wait_readable(c, ms)) > 0) {
-		rtr_push(DWT_STATE_SEND_RECEIVE);
 		r = loop_read_conn(c, why, sizeof why) < 0 ? -1 : 0;
-		rtr_pop();
 	}
 	conn_drop_reader(c);
 	if (r < 0 && !c->closed)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dwork/events.h>
+
 struct conn;
 struct wire_hdr;
 
@@ -38,10 +40,56 @@ enum acct_role { ACCT_NOT_COUNTED = 0, ACCT_USER = 1, ACCT_EXECUTOR = 2 };
 extern int acct_on;
 void acct_init(void);
 
-/* The hot path (rtrace.h calls these at the state changes and events
+/* Thread-locals of the hot path: initial-exec, so that reading one is a
+ * load, not a call to __tls_get_addr (libdwork is linked, not dlopen'd;
+ * the few bytes come from the static TLS space). */
+#define ACCT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The class of a Paraver state (ACCT_STATE_OFF: ACCT_NCLASS); inline,
+ * so that a constant state's class is a constant. */
+static inline uint32_t
+acct_class_of(uint32_t state)
+{
+	switch (state) {
+	case ACCT_STATE_OFF:
+		return ACCT_NCLASS;
+	case DWT_STATE_RUNNING:
+		return ACCT_USEFUL;
+	case DWT_STATE_IDLE:
+		return ACCT_IDLE;
+	case DWT_STATE_WAITING_MESSAGE:
+	case DWT_STATE_BLOCKING_SEND:
+	case DWT_STATE_SYNCHRONIZATION:
+	case DWT_STATE_SCHEDULING:
+	case DWT_STATE_WAIT_ALL:
+	case DWT_STATE_BLOCKED:
+	case DWT_STATE_TEST_PROBE:
+	case DWT_STATE_STARTUP_LATENCY:
+		return ACCT_WAITING;
+	default:
+		return ACCT_RUNTIME;
+	}
+}
+
+/* The class the calling thread's slot is in; ACCT_CLS_UNKNOWN before it
+ * has a slot. */
+#define ACCT_CLS_UNKNOWN 0xffu
+extern ACCT_TLS uint32_t acct_cls_now;
+void acct_switch(uint32_t cls);
+
+/*
+ * The hot path (rtrace.h calls these at the state changes and events
  * the runtime already records): no lock, no allocation after a thread's
- * first call. */
-void acct_enter(uint32_t state); /* the thread is now in state */
+ * first call.  A change between two states of one class (waiting to
+ * blocking send and back) reads no clock and writes nothing.
+ */
+static inline void
+acct_enter(uint32_t state) /* the thread is now in state */
+{
+	uint32_t cls = acct_class_of(state);
+	if (__builtin_expect(cls != acct_cls_now, 0))
+		acct_switch(cls);
+}
 void acct_function(uint32_t id); /* DW_EV_FUNCTION: id runs, 0 ended */
 void acct_issued(uint32_t id);   /* DW_EV_CALL: a call to id issued */
 void acct_frame(int sent, size_t bytes);
@@ -61,9 +109,6 @@ uint64_t acct_now(void);
  * ACCT_STATS_MAX). */
 #define ACCT_STATS_MAX 60000u
 size_t acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls);
-/* The class of a Paraver state (ACCT_STATE_OFF: ACCT_NCLASS). */
-uint32_t acct_class_of(uint32_t state);
-
 /* ---- a decoded STATS payload ---- */
 struct acct_fn {
 	uint32_t id;

@@ -30,7 +30,7 @@ char rtr_token[33];
 char rtr_local_dir_path[PATH_MAX];
 int rtr_merge_on = 1;
 uint64_t rtr_last_sync;
-static __thread int user_based;
+ACCT_TLS int rtr_user_based;
 
 /* ---- labels ---- */
 
@@ -114,10 +114,32 @@ rtr_labels(void)
 	rtr_work_labels();
 }
 
+/* Frames that carry a call's or a request's message are told by its
+ * communication record (tag and size), and flow-control credits tell
+ * nothing of the program: neither gets per-frame events
+ * (docs/tracing.md, "The records of one remote call"). */
+static int
+rtr_frame_told(unsigned type)
+{
+	switch (type) {
+	case WIRE_CALL:
+	case WIRE_RESULT:
+	case WIRE_DONE:
+	case WIRE_FETCH:
+	case WIRE_REQ:
+	case WIRE_ANSWER:
+	case WIRE_CREDIT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void
 rtr_hook(int sent, unsigned type, size_t bytes)
 {
-	rtr_frame(sent, type, bytes);
+	if (!rtr_frame_told(type))
+		rtr_frame(sent, type, bytes);
 }
 
 /* ---- records ---- */
@@ -146,7 +168,8 @@ rtr_thread_start(const char *name, uint32_t base_state)
 	acct_thread(name);
 	if (!RTR_TRACKING)
 		return;
-	user_based = 1; /* an executor calling out keeps its own base state */
+	/* an executor calling out keeps its own base state */
+	rtr_user_based = 1;
 	if (rtr_on)
 		dwt_set_thread_name(name);
 	rtr_push(base_state);
@@ -180,11 +203,11 @@ rtr_thread_wait_started(void)
 }
 
 void
-rtr_user_thread(void)
+rtr_user_thread_slow(void)
 {
-	if (!RTR_TRACKING || user_based)
+	if (!RTR_TRACKING || rtr_user_based)
 		return;
-	user_based = 1;
+	rtr_user_based = 1;
 	acct_user_thread();
 	rtr_push(DWT_STATE_RUNNING);
 }
@@ -472,9 +495,9 @@ void
 rtr_end(void)
 {
 	conn_frame_hook = NULL;
-	if (user_based)
+	if (rtr_user_based)
 		rtr_pop();
-	user_based = 0;
+	rtr_user_based = 0;
 	rtr_depth = 0;
 	dwt_fini();
 	rtr_on = 0;

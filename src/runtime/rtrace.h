@@ -48,7 +48,14 @@ void rtr_thread_start(const char *name, uint32_t base_state);
 void rtr_thread_started(void);
 void rtr_thread_wait_started(void);
 /* A master user thread entering a dwork call: Running is its base. */
-void rtr_user_thread(void);
+extern ACCT_TLS int rtr_user_based; /* this thread has its base state */
+void rtr_user_thread_slow(void);
+static inline void
+rtr_user_thread(void)
+{
+	if (__builtin_expect(!rtr_user_based, 0))
+		rtr_user_thread_slow();
+}
 
 /*
  * The states the runtime pushes on a thread, mirrored per thread so that
@@ -57,8 +64,8 @@ void rtr_user_thread(void);
  */
 #define RTR_STACK 32
 #define RTR_SCOPE 0x80000000u
-extern __thread uint32_t rtr_stack[RTR_STACK];
-extern __thread int rtr_depth;
+extern ACCT_TLS uint32_t rtr_stack[RTR_STACK];
+extern ACCT_TLS int rtr_depth;
 
 /* An entry whose state the tracer was given (it is popped there too);
  * the mirror is kept while tracing or accounting (live.h) is on. */
@@ -66,20 +73,41 @@ extern __thread int rtr_depth;
 #define RTR_STATE    0x3fffffffu
 #define RTR_TRACKING (rtr_on | acct_on)
 
+/* What accounting learns from an event (rtr_event). */
 static inline void
-rtr_push_as(uint32_t entry)
+rtr_acct_event(uint32_t type, uint64_t value)
+{
+	if (type == DW_EV_FUNCTION)
+		acct_function((uint32_t)value);
+	else if (type == DW_EV_CALL)
+		acct_issued((uint32_t)value);
+}
+
+/* Pushes entry with an event at the same time (type 0: none), in one
+ * trace record. */
+static inline void
+rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
 {
 	if (!RTR_TRACKING)
 		return;
 	if (__builtin_expect(rtr_on, 0)) {
 		entry |= RTR_TRACED;
-		dwt_state_push(entry & RTR_STATE);
+		dwt_state_push_event(entry & RTR_STATE, type, value);
 	}
 	if (rtr_depth < RTR_STACK)
 		rtr_stack[rtr_depth] = entry;
 	rtr_depth++;
-	if (acct_on)
+	if (acct_on) {
+		if (type)
+			rtr_acct_event(type, value);
 		acct_enter(entry & RTR_STATE);
+	}
+}
+
+static inline void
+rtr_push_as(uint32_t entry)
+{
+	rtr_push_ev(entry, 0, 0);
 }
 
 static inline void
@@ -88,8 +116,10 @@ rtr_push(uint32_t state)
 	rtr_push_as(state);
 }
 
+/* An event (type 0: none), then the innermost state is left: one trace
+ * record. */
 static inline void
-rtr_pop(void)
+rtr_pop_ev(uint32_t type, uint64_t value)
 {
 	if (!RTR_TRACKING)
 		return;
@@ -98,12 +128,25 @@ rtr_pop(void)
 	                                     : (rtr_on ? RTR_TRACED : 0);
 	if (d > 0)
 		rtr_depth = --d;
-	if (__builtin_expect(rtr_on, 0) && (e & RTR_TRACED))
-		dwt_state_pop();
-	if (acct_on)
+	if (__builtin_expect(rtr_on, 0)) {
+		if (e & RTR_TRACED)
+			dwt_state_pop_event(type, value);
+		else if (type)
+			dwt_event(type, value);
+	}
+	if (acct_on) {
+		if (type)
+			rtr_acct_event(type, value);
 		acct_enter(d > 0 && d <= RTR_STACK
 		               ? rtr_stack[d - 1] & RTR_STATE
 		               : ACCT_STATE_OFF);
+	}
+}
+
+static inline void
+rtr_pop(void)
+{
+	rtr_pop_ev(0, 0);
 }
 
 /*
@@ -128,6 +171,9 @@ enum rtr_wait_kind {
 /* Returns 1 when it pushed a state (rtr_wait_end pops it). */
 int rtr_wait_begin(uint32_t state, int kind);
 void rtr_wait_end(int *pushed);
+/* rtr_wait_end with an event at its end (type 0: none), in the pop's
+ * record when it pops. */
+void rtr_wait_end_ev(int *pushed, uint32_t type, uint64_t value);
 #define RTR_WAITS(state)                                                       \
 	__attribute__((cleanup(rtr_wait_end))) int rtr_waits_                  \
 	    __attribute__((unused)) = rtr_wait_begin(state, RTR_WAIT_SCOPE)
@@ -138,10 +184,8 @@ void rtr_wait_end(int *pushed);
 static inline void
 rtr_event(uint32_t type, uint64_t value)
 {
-	if (acct_on && type == DW_EV_FUNCTION)
-		acct_function((uint32_t)value);
-	else if (acct_on && type == DW_EV_CALL)
-		acct_issued((uint32_t)value);
+	if (acct_on)
+		rtr_acct_event(type, value);
 	if (__builtin_expect(rtr_on, 0))
 		dwt_event(type, value);
 }

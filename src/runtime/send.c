@@ -66,23 +66,12 @@ call_flow(struct conn *c, int pid, uint64_t bytes, int send_ms)
 	return err;
 }
 
-/* Registers f as pending under a new id and sends the frame. */
+/* Registers f as pending under a new id and sends the frame; *ev is
+ * the call's function id once the frame is handed over. */
 static int
-call_send(struct dw_future *f, const char *fn, const void *arg, size_t len,
-          int send_ms)
+call_send_in(struct dw_future *f, const char *fn, size_t nl, const void *arg,
+             size_t len, int send_ms, uint32_t *ev)
 {
-	size_t nl = fn ? strlen(fn) : 0;
-	if (nl == 0 || nl > WIRE_NAME_MAX)
-		return rt_set_err(0, "invalid function name"), DW_EINVAL;
-	if (len > conn_max_payload - wire_call_prefix(nl)) {
-		char msg[200];
-		wire_too_big(msg, sizeof msg, "an argument", len,
-		             conn_max_payload - wire_call_prefix(nl));
-		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
-	}
-	rtr_user_thread();
-	/* the whole send, opening a link to a worker included */
-	RTR_IN(DWT_STATE_BLOCKING_SEND);
 	int err;
 	struct conn *c = cl_conn_of(f->pid, &err);
 	if (!c)
@@ -114,13 +103,37 @@ call_send(struct dw_future *f, const char *fn, const void *arg, size_t len,
 	}
 	pthread_mutex_unlock(&rt.lock);
 	call_user_name(f, fn, nl, arg, len);
-	rtr_event(DW_EV_CALL, call_event_id(fn, nl, arg, len));
 	rtr_comm(DWT_SEND | DWT_LOGICAL | DWT_PHYSICAL, f->pid, f->id, 0, len);
 	err = conn_send_msg(c, WIRE_CALL, f->id, pre, wire_call_prefix(nl), arg,
 	                    len);
 	if (err != DW_OK)
 		flow_credit(c, bytes);
+	if (err == DW_OK && RTR_TRACKING)
+		*ev = call_event_id(fn, nl, arg, len);
 	return err == DW_OK ? DW_OK : call_unsend(f, c);
+}
+
+static int
+call_send(struct dw_future *f, const char *fn, const void *arg, size_t len,
+          int send_ms)
+{
+	size_t nl = fn ? strlen(fn) : 0;
+	if (nl == 0 || nl > WIRE_NAME_MAX)
+		return rt_set_err(0, "invalid function name"), DW_EINVAL;
+	if (len > conn_max_payload - wire_call_prefix(nl)) {
+		char msg[200];
+		wire_too_big(msg, sizeof msg, "an argument", len,
+		             conn_max_payload - wire_call_prefix(nl));
+		return rt_set_err(0, "%s", msg), DW_ETOOBIG;
+	}
+	rtr_user_thread();
+	/* the whole send, opening a link to a worker included; "call
+	 * issued" (DW_EV_CALL) is in the record that ends it */
+	int pushed = rtr_wait_begin(DWT_STATE_BLOCKING_SEND, RTR_WAIT_PUSH);
+	uint32_t ev = 0;
+	int err = call_send_in(f, fn, nl, arg, len, send_ms, &ev);
+	rtr_wait_end_ev(&pushed, ev ? DW_EV_CALL : 0, ev);
+	return err;
 }
 
 /* A call of this process to itself runs here, in the calling thread. */

@@ -12,8 +12,8 @@
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 
-__thread uint32_t rtr_stack[RTR_STACK];
-__thread int rtr_depth;
+ACCT_TLS uint32_t rtr_stack[RTR_STACK];
+ACCT_TLS int rtr_depth;
 
 /* The entry on top of this thread's mirror; 0 with the scope bit clear
  * and an impossible state when unknown (empty, or deeper than kept). */
@@ -48,6 +48,16 @@ rtr_wait_end(int *pushed)
 {
 	if (*pushed)
 		rtr_pop();
+	*pushed = 0;
+}
+
+void
+rtr_wait_end_ev(int *pushed, uint32_t type, uint64_t value)
+{
+	if (*pushed)
+		rtr_pop_ev(type, value);
+	else if (type)
+		rtr_event(type, value);
 	*pushed = 0;
 }
 

@@ -24,6 +24,8 @@ struct rd_thread {
 	uint64_t now;     /* time the next delta counts from */
 	uint64_t last;    /* latest time met: never go before it */
 	bool have_last;
+	bool have_pend; /* pend is the second half of the last record */
+	rd_rec pend;
 };
 
 static const char *const rd_kind_names[16] = {
@@ -291,6 +293,7 @@ rd_thread_rewind(rd_thread *t)
 {
 	t->cur = 0;
 	t->in_seg = false;
+	t->have_pend = false;
 	t->have_last = false;
 	t->last = 0;
 }
@@ -369,9 +372,11 @@ rec_one(const rd_thread *t, uint32_t kind, const unsigned char *p, rd_rec *rec)
 		break;
 	case FMT_R_STATE_PUSH:
 		rec->u.state.state = a;
+		rec->u.event.value = b; /* its event, if any: rec_split */
 		break;
 	case FMT_R_STATE_POP:
-		rec->u.state.state = 0;
+		rec->u.event.type = a;
+		rec->u.event.value = b;
 		break;
 	case FMT_R_THREAD_END:
 		break;
@@ -478,6 +483,41 @@ seg_bad_kind(rd_thread *t, uint32_t kind)
 }
 
 /*
+ * Since format 1.2 a state push or pop may carry one event at its time
+ * (docs/trace-format.md): the push's b is the event's type << 32 | its
+ * value, the pop's a and b the event's type and value (0: none).  The
+ * record is returned as two: the push then its event, or the event
+ * then the pop.
+ */
+static void
+rec_split(rd_thread *t, rd_rec *rec)
+{
+	bool push = rec->kind == FMT_R_STATE_PUSH;
+
+	if (!push && rec->kind != FMT_R_STATE_POP)
+		return;
+	uint32_t type =
+	    push ? (uint32_t)(rec->u.event.value >> 32) : rec->u.event.type;
+	uint64_t value =
+	    push ? rec->u.event.value & 0xffffffffu : rec->u.event.value;
+	uint32_t state = push ? rec->u.state.state : 0;
+	bool carries = t->hdr.vmajor > 1 || t->hdr.vminor >= 2;
+
+	memset(&rec->u, 0, sizeof rec->u);
+	rec->u.state.state = state;
+	if (!type || !carries)
+		return;
+	rd_rec ev = *rec;
+	ev.kind = FMT_R_EVENT;
+	ev.u.event.type = type;
+	ev.u.event.value = value;
+	t->pend = push ? ev : *rec;
+	if (!push)
+		*rec = ev;
+	t->have_pend = true;
+}
+
+/*
  * Decodes the record at pos into rec.  Returns 1 for a record, 0 at the
  * end of the segment's data (or a damaged record), -1 after a NEWBASE.
  */
@@ -512,6 +552,7 @@ seg_step(rd_thread *t, rd_rec *rec)
 			return 0;
 	} else {
 		rec_one(t, kind, p, rec);
+		rec_split(t, rec);
 		t->pos += FMT_REC_SIZE;
 	}
 	t->now = t->last = rec->ticks;
@@ -521,6 +562,11 @@ seg_step(rd_thread *t, rd_rec *rec)
 int
 rd_thread_next(rd_thread *t, rd_rec *rec)
 {
+	if (t->have_pend) {
+		*rec = t->pend;
+		t->have_pend = false;
+		return 1;
+	}
 	for (;;) {
 		int r;
 

@@ -1,7 +1,8 @@
 /*
  * The tracer's records read back: eight threads of a million events each
  * complete and in order (across many segments), every record kind with
- * its fields, labels, thread names and a task change after init.
+ * its fields (a state change carrying an event read as its two
+ * records), labels, thread names and a task change after init.
  */
 #include <pthread.h>
 
@@ -126,6 +127,11 @@ record_kinds(void)
 	dwt_set_task(4);
 	dwt_set_ntasks(9);
 	dwt_event(13, 130);
+	/* a state change carrying an event: one record each, read as two */
+	dwt_state_push_event(DWT_STATE_RUNNING, 71000001, 0xabcdef01u);
+	dwt_state_pop_event(71000001, 0);
+	dwt_state_push_event(DWT_STATE_IDLE, 0, 5); /* type 0: no event */
+	dwt_state_pop_event(0, 9);
 }
 
 static void
@@ -136,11 +142,13 @@ check_kinds_stream(rd_thread *t)
 	    FMT_R_EVENT,      FMT_R_EVENT,      FMT_R_STATE_POP,
 	    FMT_R_STATE_POP,  FMT_R_FUNC_ENTER, FMT_R_FUNC_EXIT,
 	    FMT_R_COMM,       FMT_R_COMM,       FMT_R_SYNC,
-	    FMT_R_EVENT,
+	    FMT_R_EVENT,      FMT_R_STATE_PUSH, FMT_R_EVENT,
+	    FMT_R_EVENT,      FMT_R_STATE_POP,  FMT_R_STATE_PUSH,
+	    FMT_R_STATE_POP,
 	};
-	rd_rec r[16];
+	rd_rec r[24];
 	size_t n = 0;
-	while (n < 16 && rd_thread_next(t, &r[n]))
+	while (n < 24 && rd_thread_next(t, &r[n]))
 		n++;
 	REQUIRE(n == sizeof kinds / sizeof kinds[0]);
 	for (size_t i = 0; i < n; i++)
@@ -163,6 +171,18 @@ check_kinds_stream(rd_thread *t)
 	CHECK_EQ_U64(r[11].u.sync.local_ns, 123456789);
 	CHECK(r[11].u.sync.offset_ns == -5000);
 	CHECK_EQ_U64(r[11].u.sync.rtt_ns, 800);
+	/* the push first, then its event, at one time and one offset */
+	CHECK_EQ_U64(r[13].u.state.state, DWT_STATE_RUNNING);
+	CHECK_EQ_U64(r[14].u.event.type, 71000001);
+	CHECK_EQ_U64(r[14].u.event.value, 0xabcdef01u);
+	CHECK(r[13].ticks == r[14].ticks && r[13].offset == r[14].offset);
+	/* the event first, then the pop */
+	CHECK_EQ_U64(r[15].u.event.type, 71000001);
+	CHECK_EQ_U64(r[15].u.event.value, 0);
+	CHECK(r[15].ticks == r[16].ticks && r[15].offset == r[16].offset);
+	CHECK(r[14].offset != r[15].offset);
+	CHECK_EQ_U64(r[17].u.state.state, DWT_STATE_IDLE);
+	CHECK_EQ_U64(r[18].u.state.state, 0);
 }
 
 static void
