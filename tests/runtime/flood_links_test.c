@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "rt_util.h"
+#include "flood_util.h"
 #include "testutil.h"
 
-#define MIB   (1u << 20)
 #define BOUND (64u * MIB)
 #define SLACK (32u * MIB) /* the documented constant */
 #define NEACH 100
@@ -54,52 +54,6 @@ flood_to(const void *arg, size_t len, dw_reply *r)
 	return err ? dw_reply_error(r, "%s", dw_errmsg()) : 0;
 }
 DW_REGISTER(flood_to)
-
-static long
-proc_rss_kb(int pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	long kb = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static int
-pid_of(int w)
-{
-	void *res;
-	size_t n;
-	int pid = -1;
-	if (dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) == DW_OK) {
-		pid = ((int *)res)[1];
-		free(res);
-	}
-	return pid;
-}
-
-struct sampler {
-	int pid;
-	long max;
-	volatile int stop;
-};
-
-static void *
-sample(void *p)
-{
-	struct sampler *s = p;
-	while (!s->stop) {
-		long kb = proc_rss_kb(s->pid);
-		s->max = kb > s->max ? kb : s->max;
-		usleep(2000);
-	}
-	return NULL;
-}
 
 static int
 ran_on(int w)

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "rt_util.h"
+#include "flood_util.h"
 #include "testutil.h"
 
-#define MIB     (1u << 20)
 #define BOUND   (16u * MIB)
 #define SLACK   (32u * MIB) /* the documented constant */
 #define NSLOW   120
@@ -32,42 +32,6 @@ slow_sink(const void *arg, size_t len, dw_reply *r)
 	return 0;
 }
 DW_REGISTER(slow_sink)
-
-static long
-proc_rss_kb(int pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	long kb = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int
-pid_of(int w)
-{
-	void *res;
-	size_t n;
-	int pid = -1;
-	if (dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) == DW_OK) {
-		pid = ((int *)res)[1];
-		free(res);
-	}
-	return pid;
-}
 
 int
 main(int argc, char **argv)
@@ -89,7 +53,7 @@ main(int argc, char **argv)
 	long m0 = proc_rss_kb(getpid());
 
 	/* a stopped worker: room for BOUND, then the caller would block */
-	REQUIRE(kill(wp[0], SIGSTOP) == 0);
+	REQUIRE(stop_proc(wp[0]) == 0);
 	int sent = 0, err = DW_OK;
 	double t0 = now_ms();
 	while (sent < 200 &&
