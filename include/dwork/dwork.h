@@ -94,8 +94,9 @@ typedef struct dw_options {
 	/* Flow control of calls (docs/runtime.md, "Flow control"), in
 	 * bytes, 0: the environment's DWORK_JOB_QUEUE / DWORK_SEND_QUEUE,
 	 * else 256 MiB; at least 1 MiB.  job_queue_bytes: call arguments a
-	 * process may have sent on one link that the other side has not yet
-	 * run; send_queue_bytes: bytes waiting in one link's send queue
+	 * process may have received (or on their way to it) and not yet
+	 * run, one pool shared by all its links; send_queue_bytes: bytes
+	 * waiting in one link's send queue
 	 * past which no call is queued.  A caller past either waits (the
 	 * _timeout variants: DW_EAGAIN, DW_ETIMEDOUT).  The master sends
 	 * its values to every worker. */
@@ -333,9 +334,9 @@ DW_API int dw_remotecall_wait_timeout(int pid, const char *fn, const void *arg,
 
 /* Runs fn(arg) on pid without waiting or a result; an error is logged on
  * the remote side (and reaches the master's stderr).  It waits only
- * while the link to pid is full (flow control: job_queue_bytes of calls
- * not yet run there).  _timeout: waits at most timeout_ms for room
- * (DW_ETIMEDOUT), 0: not at all (DW_EAGAIN), < 0: as dw_remote_do; a
+ * while the link to pid is full (flow control: pid's pool of
+ * job_queue_bytes holds calls not yet run).  _timeout: waits at most timeout_ms
+ * for room (DW_ETIMEDOUT), 0: not at all (DW_EAGAIN), < 0: as dw_remote_do; a
  * call that returns an error was not sent. */
 DW_API int dw_remote_do(int pid, const char *fn, const void *arg, size_t len);
 DW_API int dw_remote_do_timeout(int pid, const char *fn, const void *arg,

@@ -140,6 +140,7 @@ call_enqueue(struct conn *c, const struct wire_hdr *h, unsigned char *p)
 		free(p);
 		return;
 	}
+	flow_received(c, h->payload);
 	j->next = NULL;
 	j->from = c;
 	j->id = h->ref;

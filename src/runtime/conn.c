@@ -34,6 +34,8 @@ conn_new(int fd, int peer)
 	c->epfd = -1;
 	c->wq_tail = &c->wq;
 	c->max_payload = conn_max_payload;
+	c->f_win = FLOW_LINK_MIN;
+	flow_rx_open(c);
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -83,6 +85,7 @@ conn_free_rbufs(struct conn *c)
 void
 conn_close(struct conn *c)
 {
+	flow_rx_close(c);
 	pthread_mutex_lock(&c->wlock);
 	if (!c->closed) {
 		c->closed = 1;

@@ -39,6 +39,16 @@ struct loop_src {
 	void (*ready)(void);
 };
 
+/* A link's share of its process's pool (flowpool.c, under the pool's
+ * lock): the window its peer may fill, the bytes run and not yet
+ * credited back, the CALL bytes queued or running, what it holds of
+ * the pool, an ASK not yet granted, its place among the links waiting. */
+struct flow_rx {
+	uint64_t win, gone, held, commit, want;
+	int open, queued;
+	struct conn *next;
+};
+
 struct conn {
 	int io_kind; /* IO_CONN */
 	int fd;
@@ -58,13 +68,14 @@ struct conn {
 	int closed; /* no more writes (wlock) */
 	int hold;   /* batching: frames are queued, not written (wlock) */
 	uint32_t max_payload;
-	/* flow control (flow.c, wlock): bytes queued here, CALL bytes sent
-	 * and not yet credited back by the peer, CALL bytes received and
-	 * run but not yet credited, threads waiting on fcv */
+	/* flow control, sending (flow.c, wlock): bytes queued here, CALL
+	 * bytes sent and not yet credited back by the peer, the window the
+	 * peer granted, an ASK unanswered, threads waiting on fcv */
 	size_t wq_bytes;
-	uint64_t f_out, f_due;
-	int f_waiters;
+	uint64_t f_out, f_win;
+	int f_asked, f_waiters;
 	pthread_cond_t fcv;
+	struct flow_rx rx; /* receiving (flowpool.c) */
 	/* TLS (tls.h): every SSL call holds wlock, reads included; the
 	 * holder of the right to read drains what the SSL object buffers
 	 * before it drops the right (no epoll event announces it) */
@@ -87,33 +98,49 @@ struct conn {
  * workers in CONFIG); new connections start with it. */
 extern uint32_t conn_max_payload;
 
-/* Flow control (flow.c, docs/runtime.md "Flow control"): a sender of
- * CALL frames keeps at most conn_job_limit bytes of them unanswered by
- * CREDIT on a link, and queues no CALL while conn_send_limit bytes of
- * any frames wait in that link's send queue.  Every other frame always
- * flows. */
+/* Flow control (flow.c sends, flowpool.c receives; docs/runtime.md
+ * "Flow control"): a sender keeps the CALL bytes it has on a link and
+ * that its peer has not credited back within the window its peer
+ * granted, and queues no CALL while conn_send_limit bytes of any frames
+ * wait in that link's send queue.  A receiver grants windows out of one
+ * pool of conn_job_limit bytes shared by all its links.  Every other
+ * frame always flows. */
 extern uint64_t conn_send_limit, conn_job_limit;
 #define FLOW_DEFAULT     (256ull << 20)
 #define FLOW_FLOOR       (1ull << 20)
-#define FLOW_CREDIT_STEP (64u << 10) /* credit sent at least this often */
+#define FLOW_CREDIT_STEP (64u << 10)  /* credit sent at least this often */
+#define FLOW_LINK_MIN    (64u << 10)  /* every link's window at its start */
+#define FLOW_GRANT_MORE  (4ull << 20) /* most granted beyond an ASK */
 
 /* Waits (state Blocking send) until a CALL payload of `bytes` may go on
- * c, then counts it as sent.  dl: absolute CLOCK_MONOTONIC deadline,
- * NULL none.  how: FLOW_WAIT; FLOW_NOW never waits (DW_EAGAIN);
- * FLOW_FORCE counts it without waiting, for senders that bound
- * themselves (pmap, pools, everywhere: a call or two per worker).
- * DW_OK, DW_EAGAIN, DW_ETIMEDOUT, DW_ECLOSED. */
+ * c, then counts it as sent; asks the peer for the window it lacks.
+ * dl: absolute CLOCK_MONOTONIC deadline, NULL none.  how: FLOW_WAIT;
+ * FLOW_NOW never waits (DW_EAGAIN); FLOW_FORCE counts it without
+ * waiting, for senders that bound themselves (pmap, pools, everywhere:
+ * a call or two per worker).  DW_OK, DW_EAGAIN, DW_ETIMEDOUT,
+ * DW_ECLOSED. */
 enum { FLOW_WAIT = 0, FLOW_NOW, FLOW_FORCE };
 int flow_acquire(struct conn *c, uint64_t bytes, const struct timespec *dl,
                  int how);
 /* The peer credited `bytes` back (a CREDIT frame), or a CALL counted
  * by flow_acquire was not sent after all. */
 void flow_credit(struct conn *c, uint64_t bytes);
-void flow_attach(void); /* CREDIT frames */
-/* This side ran (or dropped) a CALL of `bytes` received on c: credit it
- * back, at once when `now`, else once FLOW_CREDIT_STEP bytes are due.
- * flags as conn_send's. */
+void flow_attach(void); /* CREDIT, GRANT, ASK, RETURN frames */
+/* The receiving side (flowpool.c).  conn_new opens a link's share (its
+ * first FLOW_LINK_MIN), conn_close closes it. */
+void flow_rx_open(struct conn *c);
+void flow_rx_close(struct conn *c);
+/* A CALL of `bytes` arrived on c and is queued. */
+void flow_received(struct conn *c, uint64_t bytes);
+/* This side ran (or dropped) a CALL of `bytes` received on c: its bytes
+ * go back to c at once when `now`, else once FLOW_CREDIT_STEP bytes are
+ * due, or, while other links wait, to the first of them.  flags as
+ * conn_send's, for c's frames. */
 void flow_consumed(struct conn *c, uint64_t bytes, int now, int flags);
+/* The peer on c asks for `want` more window (ASK), gives `bytes` of its
+ * window back (RETURN). */
+void flow_rx_ask(struct conn *c, uint64_t want);
+void flow_rx_return(struct conn *c, uint64_t bytes);
 
 #define CONN_RBUF (64u << 10)
 #define CONN_MORE 1 /* conn_send flag: more frames follow, do not write yet */

@@ -57,6 +57,9 @@ static const char *const msg_names[] = {
     [WIRE_CREDIT] = "CREDIT",
     [WIRE_INTERRUPT] = "INTERRUPT",
     [WIRE_STATS] = "STATS",
+    [WIRE_GRANT] = "GRANT",
+    [WIRE_ASK] = "ASK",
+    [WIRE_RETURN] = "RETURN",
 };
 
 void

@@ -10,7 +10,7 @@
 
 #include "common/format.h"
 
-#define WIRE_VERSION_MAJOR 2 /* 2.0: challenge-response handshake, TLS */
+#define WIRE_VERSION_MAJOR 3 /* 3.0: flow control windows granted */
 #define WIRE_VERSION_MINOR 0
 #define WIRE_MAGIC         "DWRK"
 #define WIRE_HDR           16u        /* bytes of a frame header */
@@ -45,13 +45,18 @@ enum wire_type {
 	WIRE_ANSWER = 17, /* a request's answer: u32 status, then bytes */
 	WIRE_CANCEL = 18, /* withdraw a parked request (ref = its id) */
 	WIRE_CHALLENGE = 19, /* the handshake's first message: a nonce */
-	WIRE_CREDIT = 20,    /* flow control: ref = CALL payload bytes run */
+	WIRE_CREDIT = 20,    /* flow control: ref = CALL payload bytes run
+	                        and given back to the caller's window */
 	WIRE_INTERRUPT = 21, /* master → worker: interrupt the running call
 	                        (ref = its call id, 0: every running call) */
 	WIRE_STATS = 22,     /* worker → master, before its PONG: its
 	                        accounting (live.h); on the control socket
 	                        the request (ref = format) and its answer */
-	WIRE_TYPE_MAX = 22,
+	WIRE_GRANT = 23,     /* flow control, callee → caller: ref = window
+	                        bytes more, answering an ASK */
+	WIRE_ASK = 24,       /* caller → callee: ref = window bytes wanted */
+	WIRE_RETURN = 25, /* caller → callee: ref = window bytes given back */
+	WIRE_TYPE_MAX = 25,
 };
 
 enum wire_call_mode {

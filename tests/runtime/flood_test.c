@@ -1,8 +1,9 @@
 /*
  * Floods of dw_remote_do with 1 MiB arguments stay bounded (flow
- * control, docs/runtime.md): against a stopped worker (SIGSTOP) the
- * master queues at most the job-queue bound and the _timeout variant
- * gives DW_ETIMEDOUT (0 ms: DW_EAGAIN); against a slow worker (a 50 ms
+ * control, docs/runtime.md): a stopped worker (SIGSTOP) grants nothing,
+ * so the master sends no 1 MiB call and only the 1 KiB calls that fit
+ * in a link's first window (64 KiB), and the _timeout variant gives
+ * DW_ETIMEDOUT (0 ms: DW_EAGAIN); against a slow worker (a 50 ms
  * function) neither side's RSS grows past the bound plus the documented
  * constant, and the worker keeps answering heartbeats (a short heartbeat
  * timeout never declares it dead).
@@ -12,9 +13,9 @@
 #include <time.h>
 
 #include "rt_util.h"
+#include "flood_util.h"
 #include "testutil.h"
 
-#define MIB     (1u << 20)
 #define BOUND   (16u * MIB)
 #define SLACK   (32u * MIB) /* the documented constant */
 #define NSLOW   120
@@ -31,42 +32,6 @@ slow_sink(const void *arg, size_t len, dw_reply *r)
 	return 0;
 }
 DW_REGISTER(slow_sink)
-
-static long
-proc_rss_kb(int pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	long kb = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int
-pid_of(int w)
-{
-	void *res;
-	size_t n;
-	int pid = -1;
-	if (dw_remotecall_fetch(w, "whoami", NULL, 0, &res, &n) == DW_OK) {
-		pid = ((int *)res)[1];
-		free(res);
-	}
-	return pid;
-}
 
 int
 main(int argc, char **argv)
@@ -88,7 +53,7 @@ main(int argc, char **argv)
 	long m0 = proc_rss_kb(getpid());
 
 	/* a stopped worker: room for BOUND, then the caller would block */
-	REQUIRE(kill(wp[0], SIGSTOP) == 0);
+	REQUIRE(stop_proc(wp[0]) == 0);
 	int sent = 0, err = DW_OK;
 	double t0 = now_ms();
 	while (sent < 200 &&
@@ -101,8 +66,16 @@ main(int argc, char **argv)
 	CHECK(strstr(dw_errmsg(), "flow control") != NULL);
 	CHECK(dw_remote_do_timeout(ids[0], "slow_sink", buf1m, MIB, 0) ==
 	      DW_EAGAIN);
-	CHECK(sent >= 8 && sent <= (int)(BOUND / MIB));
+	CHECK(sent == 0); /* nobody there to grant a window */
 	CHECK(took < 5000);
+	/* calls of 1 KiB: as many as the link's first window holds */
+	int small = 0;
+	while (small < 200 && dw_remote_do_timeout(ids[0], "slow_sink", buf1m,
+	                                           1024, 0) == DW_OK)
+		small++;
+	CHECK(small == (64 << 10) / (4 + 9 + 1024));
+	printf("stopped worker: %d calls of 1 KiB fit the first window\n",
+	       small);
 	if (!TU_SANITIZED) /* ASan's quarantine holds freed memory */
 		CHECK((m_stop - m0) * 1024L < (long)(BOUND + SLACK));
 	printf("stopped worker: %d calls of 1 MiB sent before the link was "
