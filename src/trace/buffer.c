@@ -176,7 +176,13 @@ buf_new_segment(struct buf *b, uint64_t *now)
 		if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
 			err = DW_ENOSPC;
 		prep_own_done(b);
-		if (err != DW_OK)
+		if (err != DW_OK && err != DW_ETOOBIG) {
+			/* the helper's segment may have taken the last room */
+			if (!(m = prep_take_late(b, &idx)))
+				return err;
+			err = DW_OK;
+			reuse = 0;
+		} else if (err != DW_OK)
 			return err;
 	}
 	buf_start_segment(b, m, idx, reuse, now, t, ns);

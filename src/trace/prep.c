@@ -526,6 +526,23 @@ prep_take_segment(struct buf *b, uint64_t *idx)
 	return m;
 }
 
+unsigned char *
+prep_take_late(struct buf *b, uint64_t *idx)
+{
+	pthread_mutex_lock(&prep_lock);
+	while (b->spare_busy && !__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE)) {
+		b->sw_wait++;
+		pthread_cond_wait(&prep_done, &prep_lock);
+	}
+	unsigned char *m =
+	    __atomic_exchange_n(&b->spare, NULL, __ATOMIC_ACQUIRE);
+	*idx = b->spare_idx;
+	if (m)
+		b->sw_swap++;
+	pthread_mutex_unlock(&prep_lock);
+	return m;
+}
+
 uint64_t
 prep_own_index(struct buf *b)
 {

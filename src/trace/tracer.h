@@ -160,6 +160,11 @@ void prep_want_segment(struct buf *b);
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 uint64_t prep_own_index(struct buf *b);
 void prep_own_done(struct buf *b);
+/* After growing the file in-line failed: the segment the helper was
+ * making for b meanwhile (it may hold the last room on the disk), once
+ * it is mapped; NULL when it failed too or none was being made.  Waits,
+ * but only on this failure path. */
+unsigned char *prep_take_late(struct buf *b, uint64_t *idx);
 /* A full segment of b, unmapped by the helper (no lock, no system call;
  * unmapped here when b's BUF_OLD slots are all taken). */
 void prep_retire(struct buf *b, void *m);
