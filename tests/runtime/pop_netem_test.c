@@ -456,7 +456,11 @@ main(int argc, char **argv)
 	       b.transfers + 5);
 	within("delay: TrfE", b.trf, 1 - (b.transfers + 5) / b.t,
 	       1 - (b.transfers - 5) / b.t);
-	CHECK(b.trf < a.trf - 0.05);
+	/* the injected delay alone bounds TrfE from above (a loaded
+	 * machine only adds transfer time, in either run: comparing the
+	 * two runs' TrfE would judge the load) */
+	within("delay: TrfE at most what the delay allows", b.trf, 0,
+	       1 - (delayed - 5) / b.t);
 	printf("pop_netem: TrfE %.4f without delay, %.4f with %d ms; SerE "
 	       "%.4f and %.4f\n",
 	       a.trf, b.trf, DELAY_MS, a.ser, b.ser);
