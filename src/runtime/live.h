@@ -2,8 +2,9 @@
  * Live watching of a running cluster (docs/runtime.md, "Watching a
  * running program"): always-on accounting of every process (account.c),
  * its figures carried to the master on the heartbeat (STATS frames,
- * docs/wire-protocol.md), the master's control socket that `dwork top`
- * attaches to (control.c), and regions (region.c).
+ * docs/wire-protocol.md), collected and made a snapshot (livesnap.c),
+ * the master's control socket that `dwork top` attaches to (control.c),
+ * and regions (region.c).
  */
 #ifndef DW_RUNTIME_LIVE_H
 #define DW_RUNTIME_LIVE_H
@@ -141,7 +142,7 @@ int acct_decode(const unsigned char *p, size_t len, struct acct_snap *s,
                 char *why, size_t wl);
 void acct_snap_free(struct acct_snap *s);
 
-/* ---- collection (control.c) ---- */
+/* ---- collection (livesnap.c) ---- */
 /* Every frame received passes here first (conn.c): STATS frames are
  * taken (1: p is freed), a worker answers a PING with its STATS first
  * (0: the frame goes on to call_on_frame). */
@@ -149,9 +150,12 @@ int live_on_frame(struct conn *c, const struct wire_hdr *h, unsigned char *p);
 /* The master forgets worker id, keeping why it left. */
 void live_worker_gone(int id, const char *why);
 /* Master: opens the control socket (after the I/O thread started), and
- * closes it, removing its files, at dw_finalize. */
+ * closes it, removing its files, at dw_finalize (control.c). */
 void live_start(void);
 void live_stop(void);
+/* The snapshot the control socket answers with, in format 0 (JSON) or 1
+ * (text); malloc'd, *len bytes; NULL when out of memory. */
+char *live_snapshot(int fmt, size_t *len);
 /* The directory of the control sockets (DWORK_RUNTIME_DIR, else
  * $XDG_RUNTIME_DIR/dwork, else /tmp/dwork-UID), created 0700 and checked
  * to be this user's alone; 0, or -1 with the reason. */
@@ -200,7 +204,7 @@ void region_finish(void);
 void region_json(FILE *f);
 void region_text(FILE *f);
 
-/* Writes s as a JSON string, quoted and escaped (control.c). */
+/* Writes s as a JSON string, quoted and escaped (livesnap.c). */
 void live_json_str(FILE *f, const char *s);
 
 /* ---- the TALP document (talp.c) ---- */

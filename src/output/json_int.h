@@ -1,0 +1,94 @@
+/*
+ * The Chrome trace event writer's state, shared by its two files:
+ * json.c (the writer: regions, records, begin and end) and json_put.c
+ * (the events formatted: names escaped, slices, instants, flows,
+ * metadata).
+ */
+#ifndef DW_OUTPUT_JSON_INT_H
+#define DW_OUTPUT_JSON_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "output/nest.h"
+#include "output/outbuf.h"
+#include "output/stats.h"
+#include "output/writers.h"
+
+#define JS_PRE      48   /* bytes of a thread's "pid":P,"tid":T, */
+#define JS_NAME_MAX 1024 /* bytes of a name kept (escaped: 6x at most) */
+#define JS_LINE     512  /* room for a line besides its names */
+
+typedef struct js_name {
+	char *s; /* escaped, without quotes */
+	uint32_t len;
+} js_name;
+
+typedef struct js_slice {
+	uint64_t id, begin, end;
+	int kind;
+} js_slice;
+
+/* Per thread: slices held (see above) and, for each open region, how
+ * many were held when it opened. */
+typedef struct js_thread {
+	js_slice *held;
+	uint32_t nheld, capheld;
+	uint32_t *marks;
+	uint32_t nmarks, capmarks;
+} js_thread;
+
+#define JS_BYSTATE 256
+
+typedef struct json_writer {
+	mg_writer base;
+	char *path, *tmp;
+	ob out;
+	bool opened, ended;
+	const mg_info *info; /* between begin and end */
+	nest nest;
+	js_thread *th;
+	size_t nthreads;
+	char *pre; /* thread i's prefix at i * JS_PRE */
+	uint8_t *pre_len;
+	js_name *states; /* by index in info->labels->states */
+	size_t nstates;
+	/* states[] by state number below JS_BYSTATE (NULL: no label): a
+	 * slice's name without a search (a few percent of the writer) */
+	const js_name *by_state[JS_BYSTATE];
+	js_name *types; /* by index in info->labels->types (at begin) */
+	size_t ntypes;
+	js_name *funcs; /* by function id, filled when first used */
+	size_t nfuncs;
+	js_name *runs[2]; /* DW_EV_FUNCTION, DW_EV_BATCH values: the same */
+	size_t nruns[2];
+	bool runtime; /* the dwork runtime's trace: flows named by kind */
+	uint64_t flows;
+	bool any;     /* an event was written */
+	st_stats *st; /* the figures, written into otherData at the end */
+} json_writer;
+
+#define PUT(p, lit) ((p) = ob_mem((p), lit, sizeof lit - 1))
+
+/* s escaped for a JSON string at p (at most 6 * JS_NAME_MAX bytes);
+ * returns the end. */
+char *js_put_esc(char *p, const char *s);
+/* n gets s escaped, malloc'd. */
+dw_err js_name_set(js_name *n, const char *s);
+/* Room for n more bytes in the output. */
+dw_err js_need(json_writer *j, size_t n);
+/* n bytes of s written as they are. */
+dw_err js_put_raw(json_writer *j, const char *s, size_t n);
+/* A complete event ("X") for slice s of thread. */
+dw_err js_slice_put(json_writer *j, uint32_t thread, const js_slice *s);
+/* An instant event ("i") for one pair of an event record. */
+dw_err js_instant(json_writer *j, uint32_t thread, uint64_t t,
+                  const mg_pair *pr);
+/* A communication's flow events ("s" and "f"). */
+dw_err js_flow(json_writer *j, const mg_rec *r);
+/* A metadata event ("M"): a name (or num when name is NULL) for a
+ * process (tid < 0) or thread. */
+dw_err js_meta(json_writer *j, const char *kind, uint32_t pid, int64_t tid,
+               const char *key, const char *name, uint64_t num);
+
+#endif
