@@ -135,7 +135,10 @@ test_ready(void)
 		ready_switch(b, &flt, &csw);
 	struct prep_counts pc;
 	prep_get_counts(&pc);
-	CHECK_EQ_U64(flt, 0);
+	/* under AddressSanitizer a store into a fresh page also faults in
+	 * its shadow page: the sanitizer's fault, not the tracer's */
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(flt, 0);
 	CHECK_EQ_U64(csw, 0);
 	CHECK(pc.swaps >= NSEG + 1); /* the first segment was a kit's */
 	CHECK_EQ_U64(pc.grown_inline, 0);
