@@ -85,13 +85,36 @@ typedef struct chunk {
 } chunk;
 
 typedef struct relay {
-	int from, to, closed;
+	int from, to, closed, refs; /* refs: its two threads */
 	chunk *head, *tail;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 } relay;
 
 static int relay_delay_ms;
+
+/* A thread of r is done; the last one frees r and what is still
+ * queued. */
+static void
+relay_put(relay *r)
+{
+	int last;
+
+	pthread_mutex_lock(&r->mu);
+	last = --r->refs == 0;
+	pthread_mutex_unlock(&r->mu);
+	if (!last)
+		return;
+	while (r->head) {
+		chunk *c = r->head;
+
+		r->head = c->next;
+		free(c);
+	}
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
 
 static void *
 relay_read(void *arg)
@@ -122,6 +145,7 @@ relay_read(void *arg)
 	r->closed = 1;
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->mu);
+	relay_put(r);
 	return NULL;
 }
 
@@ -167,6 +191,7 @@ relay_write(void *arg)
 		free(c);
 	}
 	shutdown(r->to, SHUT_WR);
+	relay_put(r);
 	return NULL;
 }
 
@@ -179,6 +204,7 @@ relay_start(int from, int to)
 	REQUIRE(r != NULL);
 	r->from = from;
 	r->to = to;
+	r->refs = 2;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	REQUIRE(pthread_create(&t, NULL, relay_read, r) == 0);
