@@ -62,6 +62,13 @@ rp_new(size_t nthreads, rp_replay **out)
 	return DW_OK;
 }
 
+void
+rp_thread_task(rp_replay *r, uint32_t thread, uint32_t task)
+{
+	if (r && thread < r->nthreads && task < UINT32_MAX)
+		r->t[thread].task1 = task + 1;
+}
+
 dw_err
 rp_state(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
          uint32_t state)
