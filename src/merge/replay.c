@@ -197,41 +197,14 @@ rp_shift_at(const rp_thread *t, uint64_t x)
 	return lo ? t->sh[lo - 1].shift : 0;
 }
 
-/* Wait i of t, broken off by the Send Receive before it (i - 1): the
- * wait before that, or NULL. */
-static const rp_burst *
-wait_broken(const rp_thread *t, size_t i)
-{
-	const rp_burst *b = &t->b[i];
-
-	if (i < 2 || b[-1].state != DWT_STATE_SEND_RECEIVE ||
-	    b[-1].end != b->start || !rp_is_wait(b[-2].state) ||
-	    b[-2].state == DWT_STATE_NOT_CREATED || b[-2].end != b[-1].start)
-		return NULL;
-	return &b[-2];
-}
-
-/* The wait a receive in wait i of t ends.  For an Idle one, only the
- * wait just before the frame it read (an I/O thread, or an executor
- * reading its link, idles between the frames it handles: its chain of
- * Idle and Send Receive is no one wait, as a caller's is). */
-static const rp_burst *
-wait_group_of(const rp_thread *t, size_t i)
-{
-	const rp_burst *w;
-
-	if (t->b[i].state != DWT_STATE_IDLE)
-		return rp_wait_group(t, i);
-	w = wait_broken(t, i);
-	return w && w->state == DWT_STATE_IDLE ? w : &t->b[i];
-}
-
 /* The wait burst of t that a receive at x ends (start < x <= end), or
  * the one that ended where the Send Receive burst holding x began: a
  * thread that wakes to read a frame may record the receive while it
  * handles it (an I/O thread taking in a pmap result), so the wait ended
- * for that frame.  *pre is where that handling began (x when x lies in
- * the wait). */
+ * for that frame.  An Idle one alone: an I/O thread idles between the
+ * frames it handles, its chain of Idle and Send Receive is no one wait
+ * as a caller's is.  *pre is where that handling began (x when x lies
+ * in the wait). */
 static const rp_burst *
 wait_before(const rp_thread *t, uint64_t x, uint64_t *pre)
 {
@@ -251,13 +224,14 @@ wait_before(const rp_thread *t, uint64_t x, uint64_t *pre)
 		return NULL;
 	b = &t->b[lo - 1];
 	if (rp_is_wait(b->state))
-		return wait_group_of(t, lo - 1);
+		return rp_wait_group(t, lo - 1);
 	if (b->state != DWT_STATE_SEND_RECEIVE || lo < 2 ||
 	    !rp_is_wait(b[-1].state) || b[-1].state == DWT_STATE_NOT_CREATED ||
 	    b[-1].end != b->start)
 		return NULL;
 	*pre = b->start;
-	return wait_group_of(t, lo - 2);
+	return b[-1].state == DWT_STATE_IDLE ? &b[-1]
+	                                     : rp_wait_group(t, lo - 2);
 }
 
 /* A wait that the thread broke off only to handle a frame itself (the
