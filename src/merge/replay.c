@@ -62,6 +62,13 @@ rp_new(size_t nthreads, rp_replay **out)
 	return DW_OK;
 }
 
+void
+rp_thread_task(rp_replay *r, uint32_t thread, uint32_t task)
+{
+	if (r && thread < r->nthreads && task < UINT32_MAX)
+		r->t[thread].task1 = task + 1;
+}
+
 dw_err
 rp_state(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,
          uint32_t state)
@@ -190,11 +197,19 @@ rp_shift_at(const rp_thread *t, uint64_t x)
 	return lo ? t->sh[lo - 1].shift : 0;
 }
 
-/* The wait burst of t that a receive at x ends (start < x <= end). */
+/* The wait burst of t that a receive at x ends (start < x <= end), or
+ * the one that ended where the Send Receive burst holding x began: a
+ * thread that wakes to read a frame may record the receive while it
+ * handles it (an I/O thread taking in a pmap result), so the wait ended
+ * for that frame.  An Idle one alone: an I/O thread idles between the
+ * frames it handles, its chain of Idle and Send Receive is no one wait
+ * as a caller's is.  *pre is where that handling began (x when x lies
+ * in the wait). */
 static const rp_burst *
-wait_before(const rp_thread *t, uint64_t x)
+wait_before(const rp_thread *t, uint64_t x, uint64_t *pre)
 {
 	size_t lo = 0, hi = t->nb;
+	const rp_burst *b;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -204,9 +219,19 @@ wait_before(const rp_thread *t, uint64_t x)
 		else
 			hi = mid;
 	}
-	if (!lo || t->b[lo - 1].end < x || !rp_is_wait(t->b[lo - 1].state))
+	*pre = x;
+	if (!lo || t->b[lo - 1].end < x)
 		return NULL;
-	return rp_wait_group(t, lo - 1);
+	b = &t->b[lo - 1];
+	if (rp_is_wait(b->state))
+		return rp_wait_group(t, lo - 1);
+	if (b->state != DWT_STATE_SEND_RECEIVE || lo < 2 ||
+	    !rp_is_wait(b[-1].state) || b[-1].state == DWT_STATE_NOT_CREATED ||
+	    b[-1].end != b->start)
+		return NULL;
+	*pre = b->start;
+	return b[-1].state == DWT_STATE_IDLE ? &b[-1]
+	                                     : rp_wait_group(t, lo - 2);
 }
 
 /* A wait that the thread broke off only to handle a frame itself (the
@@ -226,26 +251,31 @@ rp_wait_group(const rp_thread *t, size_t i)
 
 /* A receive at R completes at max(send, the receiver ready): the start
  * of the wait it ends (or its last receive, when one wait holds many),
- * or R itself when it ends no wait. */
+ * or R itself when it ends no wait.  The handling of the frame before
+ * R, when the wait ended earlier (wait_before), keeps its duration. */
 static int
 receive(rp_replay *r, rp_m *m)
 {
 	rp_thread *t = &r->t[m->to];
-	const rp_burst *w = wait_before(t, m->recv);
-	uint64_t ready = m->recv;
+	uint64_t pre, ready = m->recv, lag = 0;
+	const rp_burst *w = wait_before(t, m->recv, &pre);
 	int64_t rnew;
 
-	if (w)
+	if (w && t->last_recv >= pre) {
+		ready = t->last_recv; /* read in the same handling */
+	} else if (w) {
 		ready = w->start > t->last_recv ? w->start : t->last_recv;
+		lag = m->recv - pre;
+	}
 	rnew = (int64_t)ready - shift_now(t);
-	rnew = m->send_new > rnew ? m->send_new : rnew;
+	rnew = (m->send_new > rnew ? m->send_new : rnew) + (int64_t)lag;
 	if (rp_grow((void **)&t->sh, t->nsh, &t->capsh, sizeof *t->sh))
 		return -1;
 	t->sh[t->nsh++] = (rp_shift){m->recv,
 	                             (int64_t)m->recv - rnew,
 	                             ready,
 	                             (uint32_t)(m - r->m),
-	                             m->send_new >= rnew,
+	                             m->send_new + (int64_t)lag >= rnew,
 	                             m->from,
 	                             m->send};
 	t->last_recv = m->recv;

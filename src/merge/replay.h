@@ -13,6 +13,7 @@
 #ifndef DW_MERGE_REPLAY_H
 #define DW_MERGE_REPLAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <dwork/error.h>
@@ -22,6 +23,11 @@ typedef struct rp_replay rp_replay;
 
 /* A replay of nthreads threads; DW_OK or DW_ENOMEM. */
 dw_err rp_new(size_t nthreads, rp_replay **out);
+
+/* Thread belongs to process (task) task: a wait no receive ends is
+ * tied first to a receive on another thread of its own process
+ * (wake.c).  Unset, every thread is a process of its own. */
+void rp_thread_task(rp_replay *r, uint32_t thread, uint32_t task);
 
 /* A burst of state on thread from start to end (ns).  DW_ENOMEM. */
 dw_err rp_state(rp_replay *r, uint32_t thread, uint64_t start, uint64_t end,

@@ -46,6 +46,7 @@ typedef struct rp_thread {
 	size_t nsh, capsh;
 	rp_frun *f;
 	size_t nf, capf;
+	uint32_t task1;     /* its process + 1; 0: unknown (its own) */
 	uint64_t last_recv; /* original time of its last receive */
 	int64_t recv_end;   /* replayed time of its last receive */
 } rp_thread;

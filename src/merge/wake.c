@@ -3,9 +3,11 @@
  * docs/tracing.md "The POP tree").  A thread of the runtime often
  * waits for something the trace shows as no message: an I/O thread
  * between socket reads, a master in dw_finalize while its workers hand
- * in their traces.  Such a wait is taken to end because of the busy
- * burst of another thread that ended last inside it, so the replay
- * moves it with that burst, as it moves a receive with its send.  A
+ * in their traces, a master in dw_pmap whose I/O thread takes in the
+ * results.  Such a wait is taken to end because of the last receive
+ * on another thread of its process inside it (not an Idle wait), else
+ * of the busy burst of another thread that ended last inside it, so
+ * the replay moves it with that, as it moves a receive with its send.  A
  * wait inside which no other thread ended a burst (a timer, say) keeps
  * its duration.  A thread's Not created stretches are not waits here.
  */
@@ -89,20 +91,74 @@ chain_end(const rp_thread *t, size_t i)
 	return continued(t, i) ? t->b[i + 2].end : t->b[i].end;
 }
 
+/* The last receive of thread in (a, b]; 0 when there is none. */
+static uint64_t
+last_received(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a,
+              uint64_t b)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].to < thread ||
+		    (v[mid].to == thread && v[mid].at <= b))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && v[lo - 1].to == thread && v[lo - 1].at > a ? v[lo - 1].at
+	                                                        : 0;
+}
+
+/* The thread of th's process that received a message last inside
+ * (a, b], and where: its busy burst holding or after the receive that
+ * ended by b, else the receive itself.  A thread that another thread
+ * of its process wakes (a master in dw_pmap, whose I/O thread takes
+ * the results in) waits for that receive.  0 when none did. */
+static uint64_t
+own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
+          const rp_rcv *v, uint32_t *from)
+{
+	uint64_t best = 0, at = 0;
+
+	for (uint32_t u = 0; u < r->nthreads && r->t[th].task1; u++) {
+		uint64_t x, e;
+
+		if (u == th || r->t[u].task1 != r->t[th].task1)
+			continue;
+		x = last_received(v, r->nm, u, a, b);
+		if (x <= best)
+			continue;
+		e = busy_end(&r->t[u], b);
+		best = x;
+		at = e > x ? e : x;
+		*from = u;
+	}
+	return at;
+}
+
 /* The waker of wait i of thread th, when no receive ends it or the
- * wait it is broken off from, and another thread ended a busy burst inside
- * it: added to r->wake. */
+ * wait it is broken off from: for a thread inside a blocking call, the
+ * last receive on another thread of its process inside it (not for an
+ * Idle one, an I/O thread between frames, which frames from other
+ * processes wake); else the busy burst of another thread that ended
+ * last inside it.  Added to r->wake. */
 static int
 wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
 {
 	const rp_thread *t = &r->t[th];
 	const rp_burst *b = &t->b[i];
-	uint64_t best = 0;
 	uint32_t from = th;
+	uint64_t best = 0;
+	int own;
 
 	if (received_in(v, r->nm, th, b->start, chain_end(t, i)))
 		return 0;
-	for (uint32_t u = 0; u < r->nthreads; u++) {
+	if (b->state != DWT_STATE_IDLE)
+		best = own_waker(r, th, b->start, b->end, v, &from);
+	own = from != th;
+	for (uint32_t u = 0; u < r->nthreads && !own; u++) {
 		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end);
 
 		if (e > b->start && e > best) {

@@ -320,6 +320,7 @@ st_begin(mg_writer *w, const mg_info *info)
 
 		t->task = th->task;
 		t->num = th->num;
+		rp_thread_task(s->replay, (uint32_t)i, th->task);
 		t->name = dup_or_null(name, strlen(name));
 		t->label = label ? dup_or_null(label, n) : NULL;
 		if (!t->name || (label && !t->label))
