@@ -49,7 +49,7 @@ static struct slot slots[ACCT_THREADS];
 static uint32_t nslots;
 static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
 static struct fnc fns[ACCT_FUNCS];
-static uint64_t bytes_sent, bytes_recv;
+uint64_t acct_bytes[2]; /* received, sent */
 static ACCT_TLS struct slot *me;
 static ACCT_TLS int me_role;
 ACCT_TLS uint32_t acct_cls_now = ACCT_CLS_UNKNOWN;
@@ -187,37 +187,52 @@ acct_claim(void)
 	return s;
 }
 
-/* The writer's side of the sequence counter. */
-static void
-seq_open(struct slot *s)
+/* Adds the burst that ends at now to s and starts cls's: the writer's
+ * side of the sequence counter around it (only this thread writes s). */
+static inline void
+acct_account(struct slot *s, uint64_t now, uint32_t cls)
 {
-	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static void
-seq_close(struct slot *s)
-{
-	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
-}
-
-/* The thread's class changes (acct_enter saw that it does). */
-void
-acct_switch(uint32_t cls)
-{
-	struct slot *s = me ? me : acct_claim();
-	if (__builtin_expect(!s, 0))
-		return;
-	uint64_t now = acct_ticks();
-	acct_cls_now = cls;
-	seq_open(s);
 	uint32_t old = s->cls;
 	if (old < ACCT_NCLASS)
 		__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
 		                 __ATOMIC_RELAXED);
 	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
-	seq_close(s);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+}
+
+/* The thread's first state, or no TSC: kept out of the hot path. */
+static void __attribute__((noinline, cold)) acct_switch_slow(uint32_t cls)
+{
+	struct slot *s = me ? me : acct_claim();
+	if (__builtin_expect(!s, 0))
+		return;
+	uint64_t now = acct_ticks();
+	acct_cls_now = cls;
+	acct_account(s, now, cls);
+}
+
+/* The thread's class changes (acct_enter saw that it does): a leaf with
+ * no stack frame when the thread has its slot and the TSC is the clock,
+ * the claim and the other clock in a cold tail. */
+void
+acct_switch(uint32_t cls)
+{
+	struct slot *s = me;
+#ifdef ACCT_HAVE_TSC
+	if (__builtin_expect(s != NULL && acct_tsc, 1)) {
+		uint64_t now = __rdtsc();
+		acct_cls_now = cls;
+		acct_account(s, now, cls);
+		return;
+	}
+#else
+	(void)s;
+#endif
+	acct_switch_slow(cls);
 }
 
 /* The calling thread's last function and its counters: a thread that
@@ -273,14 +288,6 @@ acct_issued(uint32_t id)
 	struct fnc *f = id ? acct_fn_slot(id) : NULL;
 	if (f)
 		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
-}
-
-void
-acct_frame(int sent, size_t bytes)
-{
-	if (acct_on)
-		__atomic_fetch_add(sent ? &bytes_sent : &bytes_recv, bytes,
-		                   __ATOMIC_RELAXED);
 }
 
 static void
@@ -458,8 +465,8 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 	wire_put_u32(p + 12, queue);
 	wire_put_u64(p + 16, now_ns - acct_t0);
 	wire_put_u64(p + 24, acct_rss());
-	wire_put_u64(p + 32, __atomic_load_n(&bytes_sent, __ATOMIC_RELAXED));
-	wire_put_u64(p + 40, __atomic_load_n(&bytes_recv, __ATOMIC_RELAXED));
+	wire_put_u64(p + 32, __atomic_load_n(&acct_bytes[1], __ATOMIC_RELAXED));
+	wire_put_u64(p + 40, __atomic_load_n(&acct_bytes[0], __ATOMIC_RELAXED));
 	return (size_t)(q - p);
 }
 

@@ -93,7 +93,16 @@ acct_enter(uint32_t state) /* the thread is now in state */
 }
 void acct_function(uint32_t id); /* DW_EV_FUNCTION: id runs, 0 ended */
 void acct_issued(uint32_t id);   /* DW_EV_CALL: a call to id issued */
-void acct_frame(int sent, size_t bytes);
+/* A frame's payload bytes, sent (1) or received (0), counted where conn.c
+ * hands it over: inline, no call and no hook pointer per frame. */
+extern uint64_t acct_bytes[2];
+static inline void
+acct_frame(int sent, size_t bytes)
+{
+	if (acct_on)
+		__atomic_fetch_add(&acct_bytes[sent != 0], bytes,
+		                   __ATOMIC_RELAXED);
+}
 /* The calling thread's name (rtr_thread_start, dw_init's "master"). */
 void acct_thread(const char *name);
 /* The calling thread is a master user thread. */

@@ -22,7 +22,7 @@ wait_top(void)
 {
 	if (rtr_depth <= 0 || rtr_depth > RTR_STACK)
 		return UINT32_MAX & ~RTR_SCOPE;
-	return rtr_stack[rtr_depth - 1] & ~RTR_TRACED;
+	return rtr_stack[rtr_depth - 1] & ~(RTR_TRACED | RTR_CLASS);
 }
 
 int
