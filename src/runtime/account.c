@@ -38,17 +38,12 @@ struct slot {
 	uint64_t ns[ACCT_NCLASS];
 };
 
-struct fnc {
-	uint32_t id;
-	uint64_t served, issued;
-};
-
 int acct_on = 1;
 static uint64_t acct_t0;
 static struct slot slots[ACCT_THREADS];
 static uint32_t nslots;
 static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
-static struct fnc fns[ACCT_FUNCS];
+static struct acct_fnc fns[ACCT_FUNCS];
 uint64_t acct_bytes[2]; /* received, sent */
 static ACCT_TLS struct slot *me;
 static ACCT_TLS int me_role;
@@ -137,6 +132,7 @@ acct_thread_end(void *arg)
 	acct_switch(ACCT_NCLASS);
 	__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
 	me = NULL;
+	acct_fn_now = NULL;
 	acct_cls_now = ACCT_CLS_UNKNOWN;
 	__atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
 }
@@ -170,6 +166,7 @@ acct_claim(void)
 	if (r) {
 		__atomic_store_n(&r->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 		me = r;
+		acct_fn_now = &r->fn;
 		pthread_setspecific(acct_key, r);
 		return r;
 	}
@@ -183,6 +180,7 @@ acct_claim(void)
 	__atomic_store_n(&s->cls, ACCT_NCLASS, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 	me = s;
+	acct_fn_now = &s->fn;
 	pthread_setspecific(acct_key, s);
 	return s;
 }
@@ -235,25 +233,27 @@ acct_switch(uint32_t cls)
 	acct_switch_slow(cls);
 }
 
-/* The calling thread's last function and its counters: a thread that
- * runs or calls one function over and over finds it at once. */
-static ACCT_TLS uint32_t last_id;
-static ACCT_TLS struct fnc *last_fnc;
+/* The calling thread's last function and its counters (live.h's fast
+ * path): a thread that runs or calls one function over and over finds
+ * it at once; and its slot's current function. */
+ACCT_TLS struct acct_fnc *acct_fn_last;
+ACCT_TLS uint32_t *acct_fn_now;
 
-static struct fnc *acct_fn_find(uint32_t id);
+static struct acct_fnc *acct_fn_find(uint32_t id);
 
-static struct fnc *
+static struct acct_fnc *
 acct_fn_slot(uint32_t id)
 {
-	if (__builtin_expect(id == last_id && last_fnc != NULL, 1))
-		return last_fnc;
-	struct fnc *f = acct_fn_find(id);
+	struct acct_fnc *f = acct_fn_last;
+	if (f && f->id == id)
+		return f;
+	f = acct_fn_find(id);
 	if (f)
-		last_id = id, last_fnc = f;
+		acct_fn_last = f;
 	return f;
 }
 
-static struct fnc *
+static struct acct_fnc *
 acct_fn_find(uint32_t id)
 {
 	uint32_t i = id % ACCT_FUNCS;
@@ -272,20 +272,20 @@ acct_fn_find(uint32_t id)
 }
 
 void
-acct_function(uint32_t id)
+acct_function_slow(uint32_t id)
 {
 	struct slot *s = me ? me : acct_claim();
 	if (s)
 		__atomic_store_n(&s->fn, id, __ATOMIC_RELAXED);
-	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
 	if (f)
 		__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
 }
 
 void
-acct_issued(uint32_t id)
+acct_issued_slow(uint32_t id)
 {
-	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
 	if (f)
 		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
 }
