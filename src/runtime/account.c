@@ -38,18 +38,13 @@ struct slot {
 	uint64_t ns[ACCT_NCLASS];
 };
 
-struct fnc {
-	uint32_t id;
-	uint64_t served, issued;
-};
-
 int acct_on = 1;
 static uint64_t acct_t0;
 static struct slot slots[ACCT_THREADS];
 static uint32_t nslots;
 static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
-static struct fnc fns[ACCT_FUNCS];
-static uint64_t bytes_sent, bytes_recv;
+static struct acct_fnc fns[ACCT_FUNCS];
+uint64_t acct_bytes[2]; /* received, sent */
 static ACCT_TLS struct slot *me;
 static ACCT_TLS int me_role;
 ACCT_TLS uint32_t acct_cls_now = ACCT_CLS_UNKNOWN;
@@ -137,6 +132,7 @@ acct_thread_end(void *arg)
 	acct_switch(ACCT_NCLASS);
 	__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
 	me = NULL;
+	acct_fn_now = NULL;
 	acct_cls_now = ACCT_CLS_UNKNOWN;
 	__atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
 }
@@ -170,6 +166,7 @@ acct_claim(void)
 	if (r) {
 		__atomic_store_n(&r->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 		me = r;
+		acct_fn_now = &r->fn;
 		pthread_setspecific(acct_key, r);
 		return r;
 	}
@@ -183,62 +180,80 @@ acct_claim(void)
 	__atomic_store_n(&s->cls, ACCT_NCLASS, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 	me = s;
+	acct_fn_now = &s->fn;
 	pthread_setspecific(acct_key, s);
 	return s;
 }
 
-/* The writer's side of the sequence counter. */
-static void
-seq_open(struct slot *s)
+/* Adds the burst that ends at now to s and starts cls's: the writer's
+ * side of the sequence counter around it (only this thread writes s). */
+static inline void
+acct_account(struct slot *s, uint64_t now, uint32_t cls)
 {
-	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static void
-seq_close(struct slot *s)
-{
-	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
-}
-
-/* The thread's class changes (acct_enter saw that it does). */
-void
-acct_switch(uint32_t cls)
-{
-	struct slot *s = me ? me : acct_claim();
-	if (__builtin_expect(!s, 0))
-		return;
-	uint64_t now = acct_ticks();
-	acct_cls_now = cls;
-	seq_open(s);
 	uint32_t old = s->cls;
 	if (old < ACCT_NCLASS)
 		__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
 		                 __ATOMIC_RELAXED);
 	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
-	seq_close(s);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
 }
 
-/* The calling thread's last function and its counters: a thread that
- * runs or calls one function over and over finds it at once. */
-static ACCT_TLS uint32_t last_id;
-static ACCT_TLS struct fnc *last_fnc;
+/* The thread's first state, or no TSC: kept out of the hot path. */
+static void __attribute__((noinline, cold)) acct_switch_slow(uint32_t cls)
+{
+	struct slot *s = me ? me : acct_claim();
+	if (__builtin_expect(!s, 0))
+		return;
+	uint64_t now = acct_ticks();
+	acct_cls_now = cls;
+	acct_account(s, now, cls);
+}
 
-static struct fnc *acct_fn_find(uint32_t id);
+/* The thread's class changes (acct_enter saw that it does): a leaf with
+ * no stack frame when the thread has its slot and the TSC is the clock,
+ * the claim and the other clock in a cold tail. */
+void
+acct_switch(uint32_t cls)
+{
+	struct slot *s = me;
+#ifdef ACCT_HAVE_TSC
+	if (__builtin_expect(s != NULL && acct_tsc, 1)) {
+		uint64_t now = __rdtsc();
+		acct_cls_now = cls;
+		acct_account(s, now, cls);
+		return;
+	}
+#else
+	(void)s;
+#endif
+	acct_switch_slow(cls);
+}
 
-static struct fnc *
+/* The calling thread's last function and its counters (live.h's fast
+ * path): a thread that runs or calls one function over and over finds
+ * it at once; and its slot's current function. */
+ACCT_TLS struct acct_fnc *acct_fn_last;
+ACCT_TLS uint32_t *acct_fn_now;
+
+static struct acct_fnc *acct_fn_find(uint32_t id);
+
+static struct acct_fnc *
 acct_fn_slot(uint32_t id)
 {
-	if (__builtin_expect(id == last_id && last_fnc != NULL, 1))
-		return last_fnc;
-	struct fnc *f = acct_fn_find(id);
+	struct acct_fnc *f = acct_fn_last;
+	if (f && f->id == id)
+		return f;
+	f = acct_fn_find(id);
 	if (f)
-		last_id = id, last_fnc = f;
+		acct_fn_last = f;
 	return f;
 }
 
-static struct fnc *
+static struct acct_fnc *
 acct_fn_find(uint32_t id)
 {
 	uint32_t i = id % ACCT_FUNCS;
@@ -257,30 +272,22 @@ acct_fn_find(uint32_t id)
 }
 
 void
-acct_function(uint32_t id)
+acct_function_slow(uint32_t id)
 {
 	struct slot *s = me ? me : acct_claim();
 	if (s)
 		__atomic_store_n(&s->fn, id, __ATOMIC_RELAXED);
-	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
 	if (f)
 		__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
 }
 
 void
-acct_issued(uint32_t id)
+acct_issued_slow(uint32_t id)
 {
-	struct fnc *f = id ? acct_fn_slot(id) : NULL;
+	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
 	if (f)
 		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
-}
-
-void
-acct_frame(int sent, size_t bytes)
-{
-	if (acct_on)
-		__atomic_fetch_add(sent ? &bytes_sent : &bytes_recv, bytes,
-		                   __ATOMIC_RELAXED);
 }
 
 static void
@@ -458,8 +465,8 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 	wire_put_u32(p + 12, queue);
 	wire_put_u64(p + 16, now_ns - acct_t0);
 	wire_put_u64(p + 24, acct_rss());
-	wire_put_u64(p + 32, __atomic_load_n(&bytes_sent, __ATOMIC_RELAXED));
-	wire_put_u64(p + 40, __atomic_load_n(&bytes_recv, __ATOMIC_RELAXED));
+	wire_put_u64(p + 32, __atomic_load_n(&acct_bytes[1], __ATOMIC_RELAXED));
+	wire_put_u64(p + 40, __atomic_load_n(&acct_bytes[0], __ATOMIC_RELAXED));
 	return (size_t)(q - p);
 }
 

@@ -14,10 +14,10 @@
 
 #include "runtime/conn.h"
 #include "runtime/rt.h"
+#include "runtime/live.h"
 #include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
-void (*conn_bytes_hook)(int sent, size_t bytes);
 uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
 uint64_t conn_send_limit = FLOW_DEFAULT, conn_job_limit = FLOW_DEFAULT;
 
@@ -446,8 +446,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 	}
 	if (conn_frame_hook)
 		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
-	if (conn_bytes_hook)
-		conn_bytes_hook(1, f->left - WIRE_HDR);
+	acct_frame(1, f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);
 	int batch = c->hold || (flags & CONN_MORE);
 	if (c->closed) {
@@ -600,8 +599,7 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 		}
 		if (conn_frame_hook)
 			conn_frame_hook(0, h.type, h.payload);
-		if (conn_bytes_hook)
-			conn_bytes_hook(0, h.payload);
+		acct_frame(0, h.payload);
 		fn(arg, c, &h, p);
 		if (c->bad) {
 			snprintf(why, whylen, "%s", c->bad_why);
@@ -637,8 +635,7 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	c->in_big = 0;
 	if (conn_frame_hook)
 		conn_frame_hook(0, c->h.type, c->h.payload);
-	if (conn_bytes_hook)
-		conn_bytes_hook(0, c->h.payload);
+	acct_frame(0, c->h.payload);
 	fn(arg, c, &c->h, p);
 	if (c->bad)
 		snprintf(why, whylen, "%s", c->bad_why);

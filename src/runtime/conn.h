@@ -191,8 +191,6 @@ int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
 /* Tracing hook: told of every frame handed to the socket or received
  * (NULL when not tracing). */
 extern void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
-/* The accounting of bytes sent and received (live.h), set by rt_attach. */
-extern void (*conn_bytes_hook)(int sent, size_t bytes);
 
 /* For a frame handler: the frame was malformed; reading stops and the
  * connection is dropped with this reason. */

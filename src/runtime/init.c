@@ -395,9 +395,8 @@ rt_attach(void)
 	req_attach();
 	exec_attach();
 	worker_attach();
-	/* dwork top's figures: STATS frames and the bytes of every link */
+	/* dwork top's figures: STATS frames (conn.c counts the bytes) */
 	disp_on_peek(live_on_frame);
-	conn_bytes_hook = acct_frame;
 	if (rt.role == RT_MASTER)
 		cl_attach(); /* its heartbeat tick runs before the sync tick */
 	rtr_sync_attach();

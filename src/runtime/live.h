@@ -91,9 +91,50 @@ acct_enter(uint32_t state) /* the thread is now in state */
 	if (__builtin_expect(cls != acct_cls_now, 0))
 		acct_switch(cls);
 }
-void acct_function(uint32_t id); /* DW_EV_FUNCTION: id runs, 0 ended */
-void acct_issued(uint32_t id);   /* DW_EV_CALL: a call to id issued */
-void acct_frame(int sent, size_t bytes);
+/* A function's counters (account.c's table of them). */
+struct acct_fnc {
+	uint32_t id; /* set once, 0: a free entry */
+	uint64_t served, issued;
+};
+/* The calling thread's last function counted and its slot's current
+ * function (NULL before it has a slot): the inline fast path below; the
+ * first call of a function, or a thread's first, takes the slow one. */
+extern ACCT_TLS struct acct_fnc *acct_fn_last;
+extern ACCT_TLS uint32_t *acct_fn_now;
+void acct_function_slow(uint32_t id);
+void acct_issued_slow(uint32_t id);
+static inline void
+acct_function(uint32_t id) /* DW_EV_FUNCTION: id runs, 0 ended */
+{
+	uint32_t *now = acct_fn_now;
+	struct acct_fnc *f = acct_fn_last;
+	if (__builtin_expect(now && (!id || (f && f->id == id)), 1)) {
+		__atomic_store_n(now, id, __ATOMIC_RELAXED);
+		if (id)
+			__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	acct_function_slow(id);
+}
+static inline void
+acct_issued(uint32_t id) /* DW_EV_CALL: a call to id issued */
+{
+	struct acct_fnc *f = acct_fn_last;
+	if (__builtin_expect(f && f->id == id, 1))
+		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
+	else if (id)
+		acct_issued_slow(id);
+}
+/* A frame's payload bytes, sent (1) or received (0), counted where conn.c
+ * hands it over: inline, no call and no hook pointer per frame. */
+extern uint64_t acct_bytes[2];
+static inline void
+acct_frame(int sent, size_t bytes)
+{
+	if (acct_on)
+		__atomic_fetch_add(&acct_bytes[sent != 0], bytes,
+		                   __ATOMIC_RELAXED);
+}
 /* The calling thread's name (rtr_thread_start, dw_init's "master"). */
 void acct_thread(const char *name);
 /* The calling thread is a master user thread. */

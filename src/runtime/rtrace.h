@@ -68,10 +68,14 @@ extern ACCT_TLS uint32_t rtr_stack[RTR_STACK];
 extern ACCT_TLS int rtr_depth;
 
 /* An entry whose state the tracer was given (it is popped there too);
- * the mirror is kept while tracing or accounting (live.h) is on. */
-#define RTR_TRACED   0x40000000u
-#define RTR_STATE    0x3fffffffu
-#define RTR_TRACKING (rtr_on | acct_on)
+ * the mirror is kept while tracing or accounting (live.h) is on.  Each
+ * entry also keeps its state's accounting class (RTR_CLASS), so that a
+ * pop finds the class it returns to without working it out again. */
+#define RTR_TRACED      0x40000000u
+#define RTR_CLASS_SHIFT 27
+#define RTR_CLASS       (7u << RTR_CLASS_SHIFT)
+#define RTR_STATE       0x07ffffffu
+#define RTR_TRACKING    (rtr_on | acct_on)
 
 /* What accounting learns from an event (rtr_event). */
 static inline void
@@ -90,6 +94,8 @@ rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
 {
 	if (!RTR_TRACKING)
 		return;
+	uint32_t cls = acct_class_of(entry & RTR_STATE);
+	entry |= cls << RTR_CLASS_SHIFT;
 	if (__builtin_expect(rtr_on, 0)) {
 		entry |= RTR_TRACED;
 		dwt_state_push_event(entry & RTR_STATE, type, value);
@@ -100,7 +106,8 @@ rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
 	if (acct_on) {
 		if (type)
 			rtr_acct_event(type, value);
-		acct_enter(entry & RTR_STATE);
+		if (__builtin_expect(cls != acct_cls_now, 0))
+			acct_switch(cls);
 	}
 }
 
@@ -137,9 +144,11 @@ rtr_pop_ev(uint32_t type, uint64_t value)
 	if (acct_on) {
 		if (type)
 			rtr_acct_event(type, value);
-		acct_enter(d > 0 && d <= RTR_STACK
-		               ? rtr_stack[d - 1] & RTR_STATE
-		               : ACCT_STATE_OFF);
+		uint32_t cls = d > 0 && d <= RTR_STACK
+		                   ? rtr_stack[d - 1] >> RTR_CLASS_SHIFT & 7u
+		                   : ACCT_NCLASS;
+		if (__builtin_expect(cls != acct_cls_now, 0))
+			acct_switch(cls);
 	}
 }
 

@@ -22,7 +22,7 @@ wait_top(void)
 {
 	if (rtr_depth <= 0 || rtr_depth > RTR_STACK)
 		return UINT32_MAX & ~RTR_SCOPE;
-	return rtr_stack[rtr_depth - 1] & ~RTR_TRACED;
+	return rtr_stack[rtr_depth - 1] & ~(RTR_TRACED | RTR_CLASS);
 }
 
 int
@@ -36,6 +36,11 @@ rtr_wait_begin(uint32_t state, int kind)
 	if (kind == RTR_WAIT_PRIMITIVE &&
 	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
 		return 0; /* the enclosing call's state stands */
+	if (kind != RTR_WAIT_PRIMITIVE && !rtr_on && (top & RTR_SCOPE) &&
+	    acct_class_of(state) == acct_cls_now)
+		return 0; /* accounting alone, a state of the class of the
+		             scope it is in: the scope keeps its waits and
+		             its class, the push would change nothing */
 	uint32_t entry = kind == RTR_WAIT_SCOPE ? state | RTR_SCOPE : state;
 	if (top == entry)
 		return 0; /* a call nested in one of its own kind */
