@@ -175,8 +175,9 @@ mg_clock_borrow(mg_clock *k, const mg_clock *src, int64_t d)
 	if (!src->npts)
 		k->pts[0] = (mg_point){0, d, 0};
 	for (size_t i = 0; i < src->npts; i++)
-		k->pts[i] = (mg_point){src->pts[i].x - d, src->pts[i].off + d,
-		                       src->pts[i].rtt};
+		k->pts[i] =
+		    (mg_point){sub_sat(src->pts[i].x, d),
+		               mg_add_sat(src->pts[i].off, d), src->pts[i].rtt};
 	k->npts = n;
 	clock_slope_out(k);
 	return DW_OK;

@@ -384,14 +384,28 @@ anchor(const mg_ctx *c, const mg_proc *ref)
 	return NULL;
 }
 
-/* The offset of lead's clock from a's through CLOCK_REALTIME. */
+/* Real-time offsets beyond this (146 years of ns) come from a damaged
+ * header, not from two hosts' clocks: aligning by them is refused. */
+#define REALTIME_D_MAX ((int64_t)1 << 62)
+
+/* The offset of lead's clock from a's through CLOCK_REALTIME; 0 when
+ * either header has no usable real time (absent, or so far off that
+ * the arithmetic would overflow). */
 static int64_t
 realtime_d(const mg_proc *lead, const mg_proc *a)
 {
+	int64_t bl, ba, d;
+
 	if (!a || a == lead || !lead->hdr.init_real_ns || !a->hdr.init_real_ns)
 		return 0;
-	return ((int64_t)lead->hdr.init_real_ns - (int64_t)lead->hdr.init_ns) -
-	       ((int64_t)a->hdr.init_real_ns - (int64_t)a->hdr.init_ns);
+	if (__builtin_sub_overflow((int64_t)lead->hdr.init_real_ns,
+	                           (int64_t)lead->hdr.init_ns, &bl) ||
+	    __builtin_sub_overflow((int64_t)a->hdr.init_real_ns,
+	                           (int64_t)a->hdr.init_ns, &ba) ||
+	    __builtin_sub_overflow(bl, ba, &d) || d > REALTIME_D_MAX ||
+	    d < -REALTIME_D_MAX)
+		return 0;
+	return d;
 }
 
 /* Every member of lead's clock (no sync record at all) aligned with the
