@@ -50,48 +50,13 @@
 #include <dwork/error.h>
 
 #include "manager_util.h"
+#include "live_util.h"
 #include "testutil.h"
 
 #define ROUND_MS 250
 #define HB_MS    "500"
 #define MAXW     8
 #define SPIN_N   50000000L
-
-static int64_t
-mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* {int ms}: sleeps; its result is the sleep as measured (us): a loaded
- * machine makes it longer, and the known answers use what it took. */
-static int
-sleep_ms(const void *arg, size_t len, dw_reply *r)
-{
-	int ms = 0;
-	if (len == sizeof ms)
-		memcpy(&ms, arg, sizeof ms);
-	int64_t t0 = mono_us();
-	usleep((useconds_t)ms * 1000u);
-	int64_t took = mono_us() - t0;
-	return dw_reply_set(r, &took, sizeof took);
-}
-
-static int
-solid(const void *arg, size_t len, dw_reply *r)
-{
-	return sleep_ms(arg, len, r);
-}
-DW_REGISTER(solid)
-
-static int
-half(const void *arg, size_t len, dw_reply *r)
-{
-	return sleep_ms(arg, len, r);
-}
-DW_REGISTER(half)
 
 /* SPIN_N iterations of dec + jnz: 2 x SPIN_N instructions (x86-64). */
 static int
@@ -165,20 +130,7 @@ note(const int *ids, int n, const char *kinds)
 	}
 }
 
-static char rounds_path[700]; /* one line a round: wall, H, S (us) */
-
-/* The round's wall time and the mean measured sleep of its H and S
- * workers, appended to rounds_path: the fractions dwork top must show. */
-static void
-round_note(int64_t wall, int64_t h, int nh, int64_t sl, int ns)
-{
-	FILE *f = fopen(rounds_path, "a");
-	if (!f)
-		return;
-	fprintf(f, "%lld %lld %lld\n", (long long)wall,
-	        (long long)(nh ? h / nh : -1), (long long)(ns ? sl / ns : -1));
-	fclose(f);
-}
+static char rounds_dir[600]; /* where live_round_note writes */
 
 static void
 round_all(int in_region)
@@ -210,7 +162,9 @@ round_all(int in_region)
 			}
 			dw_future_free(f[i]);
 		}
-	round_note(mono_us() - t0, h, nh, sl, ns);
+	/* the round and the mean measured sleep of its H and S workers */
+	live_round_note(rounds_dir, mono_us() - t0, nh ? h / nh : -1,
+	                ns ? sl / ns : -1);
 }
 
 /* The late ones: local workers (--late), or host 2's dialling worker
@@ -279,7 +233,7 @@ master_main(int argc, char **argv, int netns, const char *dir)
 {
 	if (dw_init(&argc, &argv) != DW_OK || master_start(netns, dir) != 0)
 		return 1;
-	snprintf(rounds_path, sizeof rounds_path, "%s/rounds", dir);
+	snprintf(rounds_dir, sizeof rounds_dir, "%s", dir);
 	touch(dir, "ready");
 	if (dw_region_begin("run") != DW_OK)
 		return 1;
@@ -543,41 +497,13 @@ wait_for(const char *dir, const char *name, int ms)
 	REQUIRE(exists(dir, name));
 }
 
-/* The useful fractions the last rounds give (the figure covers the
- * last heartbeat interval, up to one old: two to four rounds), from what
- * the workers measured their sleeps and the master its rounds to take. */
-static void
-recent_fractions(const char *dir, double *fh, double *fs)
-{
-	enum { LAST = 8 };
-	char p[700];
-	long long w[LAST] = {0}, h[LAST] = {0}, sl[LAST] = {0};
-	long long a, b, c;
-	int n = 0;
-	snprintf(p, sizeof p, "%s/rounds", dir);
-	FILE *f = fopen(p, "r");
-	REQUIRE(f != NULL);
-	while (fscanf(f, "%lld %lld %lld", &a, &b, &c) == 3) {
-		w[n % LAST] = a, h[n % LAST] = b, sl[n % LAST] = c;
-		n++;
-	}
-	fclose(f);
-	long long sw = 0, sh = 0, ss = 0;
-	for (int i = 0; i < LAST && i < n; i++)
-		if (h[i] >= 0 && sl[i] >= 0)
-			sw += w[i], sh += h[i], ss += sl[i];
-	REQUIRE(sw > 0);
-	*fh = (double)sh / (double)sw;
-	*fs = (double)ss / (double)sw;
-}
-
 /* Every worker of want[] in one snapshot, with its host and fraction. */
 static void
 check_top(const char *mode, const char *dir, const struct known *want, int n)
 {
 	char *s = run_top("--once --json");
 	double fh, fs;
-	recent_fractions(dir, &fh, &fs);
+	live_recent_fractions(dir, &fh, &fs);
 	printf("live_hosts %s: the last rounds give H %.3f, S %.3f\n", mode, fh,
 	       fs);
 	char o[4096], self[64] = "";

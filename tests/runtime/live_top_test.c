@@ -34,46 +34,11 @@
 #include <dwork/error.h>
 
 #include "runtime/handshake.h"
+#include "live_util.h"
 #include "testutil.h"
 
 #define ROUND_MS 250
 #define HB_MS    "500"
-
-static int64_t
-mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* {int ms}: sleeps; its result is the sleep as measured (us): a loaded
- * machine makes it longer, and the known answers use what it took. */
-static int
-sleep_ms(const void *arg, size_t len, dw_reply *r)
-{
-	int ms = 0;
-	if (len == sizeof ms)
-		memcpy(&ms, arg, sizeof ms);
-	int64_t t0 = mono_us();
-	usleep((useconds_t)ms * 1000u);
-	int64_t took = mono_us() - t0;
-	return dw_reply_set(r, &took, sizeof took);
-}
-
-static int
-solid(const void *arg, size_t len, dw_reply *r)
-{
-	return sleep_ms(arg, len, r);
-}
-DW_REGISTER(solid)
-
-static int
-half(const void *arg, size_t len, dw_reply *r)
-{
-	return sleep_ms(arg, len, r);
-}
-DW_REGISTER(half)
 
 static int
 mypid(const void *arg, size_t len, dw_reply *r)
@@ -109,11 +74,11 @@ note_pid(const char *dir, int id)
 	free(res);
 }
 
-static char rounds_path[700]; /* one line a round: wall, H, S (us) */
+static char rounds_dir[600]; /* where live_round_note writes */
 
 /* One round: each live worker of ids[] runs its function; the round's
  * wall time and the first two workers' measured sleeps (S, then H) are
- * appended to rounds_path: the fractions dwork top must show. */
+ * noted in the rounds file: the fractions dwork top must show. */
 static void
 round_of(int *ids, int n)
 {
@@ -135,12 +100,7 @@ round_of(int *ids, int n)
 				memcpy(&took[i], res, sizeof took[i]);
 			dw_future_free(f[i]);
 		}
-	FILE *rf = fopen(rounds_path, "a");
-	if (rf) {
-		fprintf(rf, "%lld %lld %lld\n", (long long)(mono_us() - t0),
-		        (long long)took[1], (long long)took[0]);
-		fclose(rf);
-	}
+	live_round_note(rounds_dir, mono_us() - t0, took[1], took[0]);
 }
 
 static int
@@ -148,7 +108,7 @@ master_main(int argc, char **argv, const char *dir)
 {
 	if (dw_init(&argc, &argv) != DW_OK)
 		return 1;
-	snprintf(rounds_path, sizeof rounds_path, "%s/rounds", dir);
+	snprintf(rounds_dir, sizeof rounds_dir, "%s", dir);
 	int ids[3] = {0};
 	if (dw_addprocs(2, NULL, ids) != 2)
 		return 1;
@@ -238,38 +198,12 @@ read_pid(const char *dir, int id)
 	return pid;
 }
 
-/* The useful fractions the last rounds give (the figure covers the
- * last heartbeat interval, up to one old: two to four rounds). */
-static void
-recent_fractions(const char *dir, double *fh, double *fs)
-{
-	enum { LAST = 8 };
-	char p[700];
-	long long w[LAST] = {0}, h[LAST] = {0}, sl[LAST] = {0};
-	long long a, b, c;
-	int n = 0;
-	snprintf(p, sizeof p, "%s/rounds", dir);
-	FILE *f = fopen(p, "r");
-	REQUIRE(f != NULL);
-	while (fscanf(f, "%lld %lld %lld", &a, &b, &c) == 3) {
-		w[n % LAST] = a, h[n % LAST] = b, sl[n % LAST] = c;
-		n++;
-	}
-	fclose(f);
-	long long sw = 0, sh = 0, ss = 0;
-	for (int i = 0; i < LAST && i < n; i++)
-		sw += w[i], sh += h[i], ss += sl[i];
-	REQUIRE(sw > 0);
-	*fh = (double)sh / (double)sw;
-	*fs = (double)ss / (double)sw;
-}
-
 static void
 check_fractions(const char *dir)
 {
 	char *s = run_top("--once --json");
 	double fh, fs;
-	recent_fractions(dir, &fh, &fs);
+	live_recent_fractions(dir, &fh, &fs);
 	printf("live_top: the last rounds give worker 3 %.3f, worker 2 %.3f\n",
 	       fh, fs);
 	const char *w2 = proc_of(s, 2), *w3 = proc_of(s, 3), *m = proc_of(s, 1);
