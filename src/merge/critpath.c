@@ -121,17 +121,9 @@ recv_in(const rp_thread *t, size_t kb, uint64_t a, uint64_t b)
 static size_t
 burst_before(const rp_thread *t, uint64_t x)
 {
-	size_t lo = 0, hi = t->nb;
+	size_t n = rp_bursts_before(t, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->b[mid].start < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : NONE;
+	return n ? n - 1 : NONE;
 }
 
 static int64_t
@@ -149,16 +141,8 @@ replayed(const rp_thread *t, uint64_t x)
 static size_t
 busy_before(const rp_thread *t, uint64_t eo, int64_t e)
 {
-	size_t lo = 0, hi = t->nb;
+	size_t lo = rp_bursts_ended(t, eo);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->b[mid].end <= eo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t n = 0; lo-- > 0 && n < SCAN; n++)
 		if (!rp_is_wait(t->b[lo].state) &&
 		    t->b[lo].end > t->b[lo].start &&

@@ -197,6 +197,38 @@ rp_shift_at(const rp_thread *t, uint64_t x)
 	return lo ? t->sh[lo - 1].shift : 0;
 }
 
+size_t
+rp_bursts_before(const rp_thread *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->b[mid].start < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t
+rp_bursts_ended(const rp_thread *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->b[mid].end <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The wait burst of t that a receive at x ends (start < x <= end), or
  * the one that ended where the Send Receive burst holding x began: a
  * thread that wakes to read a frame may record the receive while it
@@ -208,17 +240,9 @@ rp_shift_at(const rp_thread *t, uint64_t x)
 static const rp_burst *
 wait_before(const rp_thread *t, uint64_t x, uint64_t *pre)
 {
-	size_t lo = 0, hi = t->nb;
+	size_t lo = rp_bursts_before(t, x);
 	const rp_burst *b;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->b[mid].start < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*pre = x;
 	if (!lo || t->b[lo - 1].end < x)
 		return NULL;
@@ -438,18 +462,10 @@ rp_run(rp_replay *r, uint64_t *ideal)
 static uint64_t
 running_in(const rp_thread *t, uint64_t a, uint64_t b)
 {
-	size_t lo = 0, hi = t->nb;
 	uint64_t ns = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->b[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < t->nb && t->b[i].start < b; i++) {
+	for (size_t i = rp_bursts_ended(t, a); i < t->nb && t->b[i].start < b;
+	     i++) {
 		uint64_t s = t->b[i].start > a ? t->b[i].start : a;
 		uint64_t e = t->b[i].end < b ? t->b[i].end : b;
 

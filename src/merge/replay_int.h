@@ -100,6 +100,10 @@ const rp_burst *rp_wait_group(const rp_thread *t, size_t i);
 
 /* The shift of t at original time x (replayed = x - shift; replay.c). */
 int64_t rp_shift_at(const rp_thread *t, uint64_t x);
+/* How many bursts of t start before x; how many end at or before x
+ * (a thread's bursts are in order and do not overlap). */
+size_t rp_bursts_before(const rp_thread *t, uint64_t x);
+size_t rp_bursts_ended(const rp_thread *t, uint64_t x);
 
 /* Room for one more element of size in *arr (capacity *cap). */
 int rp_grow(void **arr, size_t n, size_t *cap, size_t size);

@@ -54,16 +54,8 @@ received_in(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a, uint64_t b)
 static uint64_t
 busy_end(const rp_thread *t, uint64_t x)
 {
-	size_t lo = 0, hi = t->nb;
+	size_t lo = rp_bursts_ended(t, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->b[mid].end <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	while (lo-- > 0)
 		if (!rp_is_wait(t->b[lo].state) &&
 		    t->b[lo].end > t->b[lo].start)
