@@ -115,8 +115,9 @@ tf_parse_summary(const char *s, struct tf_fig *g)
 	     l = strchr(l, '\n'), l = l ? l + 1 : l) {
 		unsigned task;
 		char v[32];
-		if (sscanf(l, " %u %31s", &task, v) == 2 && task < TF_TASKS &&
-		    (int)task == g->ntasks)
+		/* tasks count from 1, as in Paraver and --tasks */
+		if (sscanf(l, " %u %31s", &task, v) == 2 && task <= TF_TASKS &&
+		    (int)task == g->ntasks + 1)
 			snprintf(g->useful[g->ntasks++], 32, "%s", v);
 		sscanf(l, "  load balance %31s", g->lb);
 		sscanf(l, "  communication efficiency %31s", g->comm);
@@ -147,8 +148,9 @@ tf_parse_stats(const char *s, struct tf_fig *g)
 	     l = strchr(l, '\n'), l = l ? l + 1 : l) {
 		unsigned task;
 		char v[32];
-		if (sscanf(l, " %u %31s", &task, v) == 2 && task < TF_TASKS &&
-		    (int)task == g->ntasks)
+		/* tasks count from 1, as in Paraver and --tasks */
+		if (sscanf(l, " %u %31s", &task, v) == 2 && task <= TF_TASKS &&
+		    (int)task == g->ntasks + 1)
 			snprintf(g->useful[g->ntasks++], 32, "%s", v);
 		if (!strncmp(l, "  load balance ", 15))
 			tf_last_value(l, g->lb);
@@ -212,7 +214,7 @@ tf_check_json(const struct tf_in *in, const char *json, uint64_t ftime,
 	double sum = 0, max = 0;
 	for (int i = 0; i < in->ntasks; i++) {
 		char key[64];
-		snprintf(key, sizeof key, "{\"task\": %d, ", i);
+		snprintf(key, sizeof key, "{\"task\": %d, ", i + 1);
 		REQUIRE((p = strstr(p, key)));
 		CHECK_EQ_U64((uint64_t)tf_json_num(p, "useful_ns"),
 		             in->useful_ns[i]);

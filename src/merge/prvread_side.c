@@ -313,14 +313,14 @@ pr_default_names(pr_ctx *c)
 		}
 	for (size_t i = 0; i < c->info.ntasks; i++)
 		if (!c->tasks[i].name) {
-			snprintf(buf, sizeof buf, "task %zu", i);
+			snprintf(buf, sizeof buf, "task %zu", i + 1);
 			if (!(c->tasks[i].name = pr_keep(c, buf, strlen(buf))))
 				return DW_ENOMEM;
 		}
 	for (size_t i = 0; i < c->info.nthreads; i++)
 		if (!c->threads[i].name) {
 			snprintf(buf, sizeof buf, "task %u thread %u",
-			         c->threads[i].task, c->threads[i].num);
+			         c->threads[i].task + 1, c->threads[i].num + 1);
 			if (!(c->threads[i].name =
 			          pr_keep(c, buf, strlen(buf))))
 				return DW_ENOMEM;

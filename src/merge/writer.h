@@ -48,7 +48,7 @@ typedef struct mg_thread {
 	uint32_t task;    /* tracer task id */
 	uint32_t num;     /* thread number within its task, from 0 */
 	uint32_t cpu;     /* global CPU index */
-	const char *name; /* "task 2 thread 0" plus the thread's label */
+	const char *name; /* "task 2 thread 1" plus the thread's label */
 } mg_thread;
 
 typedef struct mg_state_label {

@@ -38,8 +38,8 @@ static void
 text_row_head(FILE *f, const st_thread *t, bool first)
 {
 	if (first)
-		fprintf(f, "  %4u  %6u  %-*.*s", t->task, t->num, NAME_W,
-		        NAME_W, thread_label(t));
+		fprintf(f, "  %4u  %6u  %-*.*s", t->task + 1, t->num + 1,
+		        NAME_W, NAME_W, thread_label(t));
 	else
 		fprintf(f, "  %4s  %6s  %-*s", "", "", NAME_W, "");
 }
@@ -220,12 +220,12 @@ text_pop(const st_stats *s, FILE *f)
 	        "calls served", "idle (s)");
 	for (size_t i = 0; i < s->ntasks; i++) {
 		if (s->tasks[i].active)
-			fprintf(f, "  %4zu  %12.6f  %12" PRIu64 "  %12.6f\n", i,
-			        (double)s->tasks[i].useful * 1e-9,
+			fprintf(f, "  %4zu  %12.6f  %12" PRIu64 "  %12.6f\n",
+			        i + 1, (double)s->tasks[i].useful * 1e-9,
 			        s->tasks[i].calls,
 			        (double)s->tasks[i].idle * 1e-9);
 		else
-			fprintf(f, "  %4zu  %12s\n", i, "(no records)");
+			fprintf(f, "  %4zu  %12s\n", i + 1, "(no records)");
 	}
 	fprintf(f, "  elapsed T = %.6f s (the trace's duration)\n",
 	        p->elapsed * 1e-9);
@@ -304,7 +304,7 @@ csv_thread(const st_stats *s, FILE *f, const st_thread *t)
 {
 	char who[32];
 
-	snprintf(who, sizeof who, "%u,%u", t->task, t->num);
+	snprintf(who, sizeof who, "%u,%u", t->task + 1, t->num + 1);
 	fprintf(f, "thread,%s,,", who);
 	csv_str(f, t->name);
 	fputs(",,,\n", f);
@@ -347,7 +347,7 @@ st_print_csv(const st_stats *s, FILE *f)
 		csv_call(s, f, ",", &s->funcs[k]);
 	for (size_t i = 0; i < s->ntasks; i++)
 		if (s->tasks[i].active)
-			fprintf(f, "useful,%zu,,,,,%" PRIu64 ",\n", i,
+			fprintf(f, "useful,%zu,,,,,%" PRIu64 ",\n", i + 1,
 			        s->tasks[i].useful);
 	fprintf(f, "metric,,,elapsed_ns,elapsed,,%" PRIu64 ",\n", s->duration);
 	st_print_pop_csv(s, f);
@@ -412,7 +412,7 @@ static const char *const role_names[] = {"not counted", "user", "executor"};
 static void
 json_thread(const st_stats *s, FILE *f, const st_thread *t)
 {
-	fprintf(f, "{\"thread\": %u, ", t->num);
+	fprintf(f, "{\"thread\": %u, ", t->num + 1);
 	json_name(f, "name", t->name);
 	fputs(", ", f);
 	json_name(f, "label", t->label);
@@ -459,7 +459,7 @@ json_tasks(const st_stats *s, FILE *f)
 		        "%s\n    {\"task\": %zu, \"records\": %s, "
 		        "\"useful_ns\": %" PRIu64 ", \"idle_ns\": %" PRIu64
 		        ", \"calls\": %" PRIu64 ", \"threads\": [",
-		        i ? "," : "", i, k->active ? "true" : "false",
+		        i ? "," : "", i + 1, k->active ? "true" : "false",
 		        k->useful, k->idle, k->calls);
 		for (uint32_t t = 0; t < k->nthreads; t++) {
 			uint32_t g = k->first_thread + t;
@@ -567,10 +567,10 @@ st_print_summary(const st_stats *s, FILE *f)
 		const st_task *k = &s->tasks[i];
 
 		if (!k->active) {
-			fprintf(f, "  %4zu  (no trace)\n", i);
+			fprintf(f, "  %4zu  (no trace)\n", i + 1);
 			continue;
 		}
-		fprintf(f, "  %4zu  %10.3f  %12" PRIu64 "  %8.3f\n", i,
+		fprintf(f, "  %4zu  %10.3f  %12" PRIu64 "  %8.3f\n", i + 1,
 		        (double)k->useful * 1e-9, k->calls,
 		        (double)k->idle * 1e-9);
 	}
@@ -606,7 +606,7 @@ st_print_figures_json(const st_stats *s, FILE *f)
 		fprintf(f,
 		        "%s{\"task\":%zu,\"useful_ns\":%" PRIu64
 		        ",\"idle_ns\":%" PRIu64 ",\"calls\":%" PRIu64 "}",
-		        first ? "" : ",", i, k->useful, k->idle, k->calls);
+		        first ? "" : ",", i + 1, k->useful, k->idle, k->calls);
 		first = false;
 	}
 	fputs("]", f);
@@ -647,7 +647,7 @@ st_print_figures_line(const st_stats *s, FILE *f)
 	for (size_t i = 0; i < s->ntasks; i++) {
 		if (!s->tasks[i].active)
 			continue;
-		fprintf(f, "%s task %zu %.3f", first ? "" : ",", i,
+		fprintf(f, "%s task %zu %.3f", first ? "" : ",", i + 1,
 		        (double)s->tasks[i].useful * 1e-9);
 		first = false;
 	}

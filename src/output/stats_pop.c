@@ -224,7 +224,7 @@ waits_text(const st_stats *s, FILE *f)
 	for (size_t t = 0; t < s->ntasks; t++) {
 		if (!s->tasks[t].active)
 			continue;
-		fprintf(f, "  task %-17zu", t);
+		fprintf(f, "  task %-17zu", t + 1);
 		for (int c = 0; c < RP_NCAUSES; c++)
 			fprintf(f, " %10.6f",
 			        (double)s->task_waits[t * RP_NCAUSES + c] *
@@ -319,7 +319,7 @@ st_print_pop_json(const st_stats *s, FILE *f)
 	for (size_t t = 0, n = 0; t < s->ntasks && s->task_waits; t++) {
 		if (!s->tasks[t].active)
 			continue;
-		fprintf(f, "%s{\"task\": %zu, ", n++ ? ", " : "", t);
+		fprintf(f, "%s{\"task\": %zu, ", n++ ? ", " : "", t + 1);
 		causes_json(f, &s->task_waits[t * RP_NCAUSES]);
 		fputc('}', f);
 	}
@@ -357,7 +357,7 @@ st_print_pop_csv(const st_stats *s, FILE *f)
 
 	for (size_t t = 0; t < s->ntasks && s->task_waits; t++)
 		for (int c = 0; c < RP_NCAUSES && s->tasks[t].active; c++)
-			fprintf(f, "wait,%zu,,%s,,,%" PRIu64 ",\n", t,
+			fprintf(f, "wait,%zu,,%s,,,%" PRIu64 ",\n", t + 1,
 			        rp_cause_key(c),
 			        s->task_waits[t * RP_NCAUSES + c]);
 	for (size_t i = 0; i < s->nfunc_waits; i++)

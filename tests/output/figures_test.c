@@ -298,9 +298,9 @@ test_dense(const char *prefix)
 static const char want_summary[] =
     "summary: 3 tasks over 1.100 s\n"
     "  task  useful (s)  calls served  idle (s)\n"
-    "     0       0.400             0     0.000\n"
-    "     1       0.550             4     0.550\n"
-    "     2       0.600             2     0.500\n"
+    "     1       0.400             0     0.000\n"
+    "     2       0.550             4     0.550\n"
+    "     3       0.600             2     0.500\n"
     "  load balance 0.86 = mean(useful) / max(useful)\n"
     "  communication efficiency 0.55 = max(useful) / elapsed\n"
     "  parallel efficiency 0.47 = load balance x communication "
@@ -332,8 +332,8 @@ test_figures(const char *dir, const char *prefix)
 	csv = tool_out(args);
 	expect_has("stats csv", csv, want_calls);
 	expect_has("stats csv", csv,
-	           "useful,0,,,,,400000000,\nuseful,1,,,,,550000000,\n"
-	           "useful,2,,,,,600000000,\n");
+	           "useful,1,,,,,400000000,\nuseful,2,,,,,550000000,\n"
+	           "useful,3,,,,,600000000,\n");
 	expect_has("stats csv", csv,
 	           "metric,,,load_balance,mean(U_i) / max(U_i),,0.861111,\n");
 	snprintf(args, sizeof args, "stats --json %s", dir);
@@ -344,7 +344,7 @@ test_figures(const char *dir, const char *prefix)
 	           "\"max_ns\": 300000000}");
 
 	expect_has("stats json", sjson,
-	           "{\"task\": 1, \"records\": true, \"useful_ns\": "
+	           "{\"task\": 2, \"records\": true, \"useful_ns\": "
 	           "550000000, \"idle_ns\": 550000000, \"calls\": 4,");
 
 	/* The Chrome JSON and the HTML timeline carry the same figures. */
@@ -357,7 +357,7 @@ test_figures(const char *dir, const char *prefix)
 	html = mt_slurp(path);
 	REQUIRE(cjson != NULL && html != NULL);
 	expect_has("chrome json", cjson,
-	           "{\"task\":1,\"useful_ns\":550000000,\"idle_ns\":550000000,"
+	           "{\"task\":2,\"useful_ns\":550000000,\"idle_ns\":550000000,"
 	           "\"calls\":4}");
 	expect_has("chrome json", cjson,
 	           "{\"function\":4,\"name\":\"zeta\",\"calls\":2,"
@@ -381,7 +381,7 @@ test_figures(const char *dir, const char *prefix)
 		expect_field("html", html, keys[k][2], "\"", want[k]);
 	}
 	expect_has("html", html,
-	           "useful time (s): task 0 0.400, task 1 0.550, task 2 "
+	           "useful time (s): task 1 0.400, task 2 0.550, task 3 "
 	           "0.600; load balance 0.86, communication efficiency 0.55, "
 	           "parallel efficiency 0.47</text>");
 	free(sum_dir);

@@ -92,60 +92,60 @@ golden(const char *dir)
 /* Worked out by hand from the records above (times relative to 1000). */
 static const char golden_csv[] =
     "table,task,thread,key,name,count,value,max\n"
-    "thread,0,0,,task 1 thread 1 (master),,,\n"
-    "state,0,0,0,Idle,1,400,400\n"    /* 700..1100 */
-    "state,0,0,1,Running,2,300,200\n" /* 0..200, 600..700 */
-    "state,0,0,3,Waiting a message,1,400,400\n"
-    "sent,0,0,,,1,100,\n"
-    "received,0,0,,,1,40,\n"
-    "thread,0,1,,task 1 thread 2 (dwork I/O),,,\n"
-    "state,0,1,0,Idle,1,800,800\n"
-    "state,0,1,2,Not created,1,100,100\n"
-    "state,0,1,16,Send Receive,1,200,200\n"
-    "thread,1,0,,task 2 thread 1 (worker main),,,\n"
-    "state,1,0,0,Idle,1,1050,1050\n"
-    "state,1,0,2,Not created,1,50,50\n"
-    "thread,1,1,,task 2 thread 2 (executor 1),,,\n"
-    "state,1,1,0,Idle,3,500,250\n"    /* 150 + 250 + 100 */
-    "state,1,1,1,Running,2,500,300\n" /* 200 + 300 */
-    "state,1,1,2,Not created,1,100,100\n"
-    "event,1,1,71000001,dwork: remote function running,6,,\n"
-    "call,1,1,1,\"other, \"\"quoted\"\"\",1,50,50\n"
-    "call,1,1,2,work,2,400,200\n"
-    "sent,1,1,,,1,40,\n"
-    "received,1,1,,,1,100,\n"
-    "thread,2,0,,task 3 thread 1,,,\n"
-    "thread,3,0,,task 4 thread 1 (executor 1),,,\n"
-    "state,3,0,0,Idle,1,1100,1100\n"
+    "thread,1,1,,task 1 thread 1 (master),,,\n"
+    "state,1,1,0,Idle,1,400,400\n"    /* 700..1100 */
+    "state,1,1,1,Running,2,300,200\n" /* 0..200, 600..700 */
+    "state,1,1,3,Waiting a message,1,400,400\n"
+    "sent,1,1,,,1,100,\n"
+    "received,1,1,,,1,40,\n"
+    "thread,1,2,,task 1 thread 2 (dwork I/O),,,\n"
+    "state,1,2,0,Idle,1,800,800\n"
+    "state,1,2,2,Not created,1,100,100\n"
+    "state,1,2,16,Send Receive,1,200,200\n"
+    "thread,2,1,,task 2 thread 1 (worker main),,,\n"
+    "state,2,1,0,Idle,1,1050,1050\n"
+    "state,2,1,2,Not created,1,50,50\n"
+    "thread,2,2,,task 2 thread 2 (executor 1),,,\n"
+    "state,2,2,0,Idle,3,500,250\n"    /* 150 + 250 + 100 */
+    "state,2,2,1,Running,2,500,300\n" /* 200 + 300 */
+    "state,2,2,2,Not created,1,100,100\n"
+    "event,2,2,71000001,dwork: remote function running,6,,\n"
+    "call,2,2,1,\"other, \"\"quoted\"\"\",1,50,50\n"
+    "call,2,2,2,work,2,400,200\n"
+    "sent,2,2,,,1,40,\n"
+    "received,2,2,,,1,100,\n"
+    "thread,3,1,,task 3 thread 1,,,\n"
+    "thread,4,1,,task 4 thread 1 (executor 1),,,\n"
+    "state,4,1,0,Idle,1,1100,1100\n"
     "call,,,1,\"other, \"\"quoted\"\"\",1,50,50\n"
     "call,,,2,work,2,400,200\n"
-    "useful,0,,,,,300,\n" /* the master's Running; I/O not counted */
-    "useful,1,,,,,500,\n" /* the executor's Running */
-    "useful,3,,,,,0,\n"   /* task 2 has no records: left out */
+    "useful,1,,,,,300,\n" /* the master's Running; I/O not counted */
+    "useful,2,,,,,500,\n" /* the executor's Running */
+    "useful,4,,,,,0,\n"   /* task 3 has no records: left out */
     "metric,,,elapsed_ns,elapsed,,1100,\n"
     /* wait causes: the master waits 200..600 for the result sent at
      * 500 (work 300, network 100), idles 700..1100 (none 400) */
-    "wait,0,,master,,,0,\n"
-    "wait,0,,work,,,300,\n"
-    "wait,0,,network,,,100,\n"
-    "wait,0,,producer,,,0,\n"
-    "wait,0,,sender,,,0,\n"
-    "wait,0,,none,,,400,\n"
-    /* the executor idles 100..250 for the call sent at 200 (master
-     * 100, network 50), then 450..700 and 1000..1100 (none 350) */
-    "wait,1,,master,,,100,\n"
-    "wait,1,,work,,,0,\n"
-    "wait,1,,network,,,50,\n"
+    "wait,1,,master,,,0,\n"
+    "wait,1,,work,,,300,\n"
+    "wait,1,,network,,,100,\n"
     "wait,1,,producer,,,0,\n"
     "wait,1,,sender,,,0,\n"
-    "wait,1,,none,,,350,\n"
+    "wait,1,,none,,,400,\n"
+    /* the executor idles 100..250 for the call sent at 200 (master
+     * 100, network 50), then 450..700 and 1000..1100 (none 350) */
+    "wait,2,,master,,,100,\n"
+    "wait,2,,work,,,0,\n"
+    "wait,2,,network,,,50,\n"
+    "wait,2,,producer,,,0,\n"
+    "wait,2,,sender,,,0,\n"
+    "wait,2,,none,,,350,\n"
     /* task 4's executor idles 0..1100 */
-    "wait,3,,master,,,0,\n"
-    "wait,3,,work,,,0,\n"
-    "wait,3,,network,,,0,\n"
-    "wait,3,,producer,,,0,\n"
-    "wait,3,,sender,,,0,\n"
-    "wait,3,,none,,,1100,\n"
+    "wait,4,,master,,,0,\n"
+    "wait,4,,work,,,0,\n"
+    "wait,4,,network,,,0,\n"
+    "wait,4,,producer,,,0,\n"
+    "wait,4,,sender,,,0,\n"
+    "wait,4,,none,,,1100,\n"
     /* per function: the call and the result were for "work" (id 2) */
     "wait_function,,,master,work,2,100,\n"
     "wait_function,,,work,work,2,300,\n"
@@ -270,7 +270,7 @@ test_golden(const char *dir, const char *prefix)
 	expect_has("text", out,
 	           "work                            2       "
 	           "0.000       0.000    0.000000");
-	expect_has("text", out, "     2  (no records)");
+	expect_has("text", out, "     3  (no records)");
 	free(out);
 
 	out = render(s, st_print_json);
@@ -281,7 +281,7 @@ test_golden(const char *dir, const char *prefix)
 	           "{\"function\": 1, \"name\": \"other, "
 	           "\\\"quoted\\\"\", \"calls\": 1, \"total_ns\": "
 	           "50, \"mean_ns\": 50, \"max_ns\": 50}");
-	expect_has("json", out, "{\"task\": 2, \"records\": false");
+	expect_has("json", out, "{\"task\": 3, \"records\": false");
 	expect_has("json", out,
 	           "\"label\": \"executor 1\", \"role\": "
 	           "\"executor\"");

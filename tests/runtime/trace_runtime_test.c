@@ -170,8 +170,8 @@ check_summary(const char *path)
 			continue;
 		if (sscanf(line, " %u %lf %" SCNu64 " %lf", &t, &u, &c,
 		           &idle) == 4 &&
-		    t < 8)
-			served[t] = c;
+		    t >= 1 && t <= 8)
+			served[t - 1] = c; /* tasks count from 1 */
 		metrics += strstr(line, "load balance") != NULL;
 		metrics += strstr(line, "communication efficiency") != NULL;
 		metrics += strstr(line, "parallel efficiency") != NULL;
