@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/pop.h"
 #include "merge/merge.h"
 #include "merge/prvread.h"
 #include "output/labels.h"
@@ -75,22 +76,16 @@ st_name_label(const char *name, size_t *len)
 void
 st_pop_compute(const double *useful, size_t n, double elapsed, st_pop *out)
 {
-	double total = 0, max = 0;
+	struct pop_basic p = pop_basic(useful, n, elapsed);
 
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < n; i++) {
-		total += useful[i];
-		max = useful[i] > max ? useful[i] : max;
-	}
-	out->mean = n ? total / (double)n : 0;
-	out->max = max;
+	out->mean = p.mean;
+	out->max = p.max;
 	out->elapsed = elapsed;
-	out->valid = n > 0 && max > 0 && elapsed > 0;
-	if (!out->valid)
-		return;
-	out->lb = out->mean / max;
-	out->comm = max / elapsed;
-	out->pe = out->mean / elapsed;
+	out->valid = p.valid;
+	out->lb = p.lb;
+	out->comm = p.comm;
+	out->pe = p.pe;
 }
 
 void

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/pop.h"
 #include "runtime/live.h"
 #include "runtime/call.h"
 #include "runtime/rt.h"
@@ -416,26 +417,16 @@ struct live_pop {
 	int valid;
 };
 
-/* The POP metrics of n processes' useful fractions of one elapsed time:
- * LB = mean / max, CommE = max, PE = mean (merge/stats.c's formulas with
- * the elapsed time as unit). */
+/* The POP metrics of n processes' useful fractions of one elapsed time
+ * (common/pop.h's formulas with the elapsed time as unit). */
 static struct live_pop
 live_pop(const struct live_row *r, size_t n, int interval)
 {
-	struct live_pop p = {0};
-	double sum = 0, max = 0;
-	for (size_t i = 0; i < n; i++) {
-		double f = interval ? r[i].f_int : r[i].f_tot;
-		sum += f;
-		max = f > max ? f : max;
-	}
-	if (!n || max <= 0)
-		return p;
-	p.pe = sum / n;
-	p.comm = max;
-	p.lb = p.pe / max;
-	p.valid = 1;
-	return p;
+	struct pop_basic b = {0};
+	for (size_t i = 0; i < n; i++)
+		pop_add(&b, interval ? r[i].f_int : r[i].f_tot);
+	pop_finish(&b, 1.0);
+	return (struct live_pop){b.lb, b.comm, b.pe, b.valid};
 }
 
 void

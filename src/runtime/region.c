@@ -14,6 +14,7 @@
 #include <dwork/dwork.h>
 #include <dwork/trace.h>
 
+#include "common/pop.h"
 #include "runtime/live.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
@@ -243,25 +244,20 @@ region_info(struct region *r, const struct sample *s, dw_region_info *o)
 	if (r->open && s)
 		region_add_run(r, s, acct_now(), u, &elapsed);
 	memset(o, 0, sizeof *o);
-	double sum = 0, max = 0;
-	for (size_t i = 0; i < r->np; i++) {
-		double v = (double)(r->p[i].useful + u[i]) * 1e-9;
-		sum += v;
-		max = v > max ? v : max;
-	}
+	struct pop_basic p = {0};
+	for (size_t i = 0; i < r->np; i++)
+		pop_add(&p, (double)(r->p[i].useful + u[i]) * 1e-9);
 	free(u);
 	o->elapsed_s = (double)elapsed * 1e-9;
-	o->useful_s = sum;
-	o->max_useful_s = max;
+	pop_finish(&p, o->elapsed_s);
+	o->useful_s = p.total;
+	o->max_useful_s = p.max;
 	o->processes = (int)r->np;
 	o->runs = r->runs;
 	o->open = r->open;
-	if (r->np && max > 0 && o->elapsed_s > 0) {
-		double mean = sum / (double)r->np;
-		o->load_balance = mean / max;
-		o->communication_efficiency = max / o->elapsed_s;
-		o->parallel_efficiency = mean / o->elapsed_s;
-	}
+	o->load_balance = p.lb;
+	o->communication_efficiency = p.comm;
+	o->parallel_efficiency = p.pe;
 	return DW_OK;
 }
 
