@@ -125,6 +125,23 @@ until_interrupted(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(until_interrupted)
 
+/* Interrupts worker `id` until f (a call of until_interrupted on it)
+ * ends, and returns how it ended: an interrupt that arrives before the
+ * call has started is not for it (dw_interrupt's contract), and on a
+ * loaded machine the call may start late, so one interrupt after a
+ * fixed sleep could miss it.  Gives up after about 10 s. */
+static inline int
+interrupt_until_done(int id, dw_future *f)
+{
+	int rc = DW_ETIMEDOUT;
+	for (int i = 0; i < 50 && rc == DW_ETIMEDOUT; i++) {
+		if (dw_interrupt(&id, 1) != DW_OK)
+			return DW_ENOTFOUND;
+		rc = dw_future_wait_timeout(f, 200);
+	}
+	return rc;
+}
+
 static int
 cwd(const void *arg, size_t len, dw_reply *r)
 {

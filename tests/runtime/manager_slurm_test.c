@@ -227,9 +227,7 @@ interrupt_ok(int w)
 	dw_future *f;
 	if (dw_remotecall(w, "until_interrupted", NULL, 0, &f) != DW_OK)
 		return 0;
-	usleep(300000);
-	int ok = dw_interrupt(&w, 1) == DW_OK &&
-	         dw_future_wait_timeout(f, 3000) == DW_EINTR &&
+	int ok = interrupt_until_done(w, f) == DW_EINTR &&
 	         strstr(dw_errmsg(), "interrupted") != NULL;
 	if (ok)
 		printf("slurm worker %d: %s\n", w, dw_errmsg());

@@ -388,9 +388,7 @@ test_interrupt(void)
 {
 	dw_future *f;
 	REQUIRE(dw_remotecall(2, "until_interrupted", NULL, 0, &f) == DW_OK);
-	usleep(100000);
-	int id = 2;
-	CHECK(dw_interrupt(&id, 1) == DW_OK);
+	CHECK(interrupt_until_done(2, f) == DW_EINTR);
 	const void *r;
 	size_t n;
 	CHECK(dw_future_fetch_timeout(f, &r, &n, 10000) == DW_EINTR);
