@@ -127,56 +127,62 @@ causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r, uint64_t index)
 	                           !(f & RD_COMM_LOGICAL)});
 }
 
-/* Byte d of the sort key (recv, then key's bytes from the lowest). */
-static inline unsigned
-xpart_digit(const mg_xpart *x, int d)
-{
-	return d ? (unsigned)(x->key >> (8 * (d - 1))) & 0xff : x->recv;
-}
-
 /*
- * Sorts the parts by (key, recv), stably: a byte-wise radix sort, each
- * pass stable, so the order is the one a stable comparison sort gives
- * (glibc's qsort merge sort did, at some 40 compares a part: the
- * largest cost of the merge before its main loop).  Passes whose byte
- * is the same for every part are skipped.  false: out of memory.
+ * Groups the parts by message: each message's parts together, its sends
+ * (in the order noted) before its receives (in the order noted), the
+ * messages in the order their first part was noted.  The order of the
+ * messages does not matter (a pass of floors_find judges every message
+ * against the floors of the pass before, and the floors are sorted
+ * whole), so a hash table replaces the sort by key (a radix sort of 9
+ * passes cost 300 instructions a part).  false: out of memory.
  */
-static bool
-xparts_sort(mg_xpart *v, size_t n)
-{
-	enum { ND = 9 };
-	uint32_t(*cnt)[256] = calloc(ND, sizeof *cnt);
-	mg_xpart *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp, *t;
+typedef struct xgroup {
+	uint64_t key;
+	uint32_t at[2]; /* counts, then where its next send / receive goes */
+} xgroup;
 
-	if (!cnt || !tmp) {
-		free(cnt);
-		free(tmp);
+static bool
+xparts_group(mg_xpart *v, size_t n)
+{
+	size_t nslot = 16, ng = 0;
+	uint32_t *slot, *gi;
+	xgroup *g;
+	mg_xpart *tmp;
+	uint32_t sum = 0;
+
+	while (nslot < 2 * n)
+		nslot *= 2;
+	slot = calloc(nslot, sizeof *slot); /* group index + 1, 0 empty */
+	gi = malloc(n * sizeof *gi);
+	g = malloc(n * sizeof *g);
+	tmp = malloc(n * sizeof *tmp);
+	if (!slot || !gi || !g || !tmp) {
+		free(slot), free(gi), free(g), free(tmp);
 		return false;
 	}
-	for (size_t i = 0; i < n; i++)
-		for (int d = 0; d < ND; d++)
-			cnt[d][xpart_digit(&v[i], d)]++;
-	for (int d = 0; d < ND; d++) {
-		uint32_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = (size_t)v[i].key & (nslot - 1);
 
-		if (cnt[d][xpart_digit(&v[0], d)] == n)
-			continue; /* one value: nothing to move */
-		for (int b = 0; b < 256; b++) {
-			uint32_t k = cnt[d][b];
-
-			cnt[d][b] = sum;
-			sum += k;
+		while (slot[h] && g[slot[h] - 1].key != v[i].key)
+			h = (h + 1) & (nslot - 1);
+		if (!slot[h]) {
+			g[ng] = (xgroup){v[i].key, {0, 0}};
+			slot[h] = (uint32_t)++ng;
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[d][xpart_digit(&src[i], d)]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
+		gi[i] = slot[h] - 1;
+		g[gi[i]].at[v[i].recv]++;
 	}
-	if (src != v)
-		memcpy(v, src, n * sizeof *v);
-	free(cnt);
-	free(tmp);
+	for (size_t k = 0; k < ng; k++) {
+		uint32_t ns = g[k].at[0], nr = g[k].at[1];
+
+		g[k].at[0] = sum;
+		g[k].at[1] = sum + ns;
+		sum += ns + nr;
+	}
+	for (size_t i = 0; i < n; i++)
+		tmp[g[gi[i]].at[v[i].recv]++] = v[i];
+	memcpy(v, tmp, n * sizeof *v);
+	free(slot), free(gi), free(g), free(tmp);
 	return true;
 }
 
@@ -430,7 +436,7 @@ causal_setup(mg_ctx *c)
 		err = DW_ENOMEM;
 	if (err == DW_OK)
 		xparts_time(c);
-	if (err == DW_OK && c->nxparts && !xparts_sort(c->xparts, c->nxparts))
+	if (err == DW_OK && c->nxparts && !xparts_group(c->xparts, c->nxparts))
 		err = DW_ENOMEM;
 	if (err == DW_OK)
 		err = floors_find(c, &fl);
