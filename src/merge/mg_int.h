@@ -264,6 +264,8 @@ typedef struct mg_stream {
 	int64_t key;      /* its first time, then the last time taken */
 	mg_floor *floors; /* receives moved after their send (causal.c) */
 	size_t nfloors;
+	struct mg_dec *dec;       /* its decoding thread (decode.h), or NULL */
+	struct mg_decslot *dslot; /* ... and what they share */
 } mg_stream;
 
 /* ---- Labels (names.c) --------------------------------------------------- */
@@ -444,7 +446,10 @@ dense_class(uint32_t type)
 /* cursor.c: stream reading, state stacks and the state lookahead. */
 dw_err stream_open_ring(mg_stream *s, size_t ring);
 void stream_close(mg_stream *s);
-bool stream_fill(mg_stream *s); /* decodes one more record */
+bool stream_fill(mg_stream *s);              /* decodes one more record */
+bool cursor_decode(mg_cursor *u, mg_ent *e); /* its next record; false: end */
+void cursor_close(mg_cursor *u);
+void dec_pos(mg_stream *s); /* decode.h */
 void stack_free(mg_stack *s);
 void stack_push_slow(mg_stack *s, uint32_t state);
 int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
@@ -496,6 +501,9 @@ stream_take(mg_stream *s)
 		s->la_pos++;
 	}
 	s->pos++;
+	/* with a decoding thread: half the ring is free again */
+	if (s->dec && !(s->pos & (s->rmask >> 1)))
+		dec_pos(s);
 }
 
 /* timeline.c: the k-way merge. */

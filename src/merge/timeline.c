@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/decode.h"
 #include "merge/mg_int.h"
 
 /* ---- The tournament -------------------------------------------------------
@@ -402,18 +403,37 @@ tree_build(mg_ctx *c, ltree *lt)
 	return err == DW_OK ? lt_build(lt) : err;
 }
 
+/* With two threads or more, the streams are decoded on a thread of
+ * their own (decode.h); without memory for it, on this one. */
+static mg_dec *
+decoder(mg_ctx *c, ltree *lt)
+{
+	mg_dec *d = NULL;
+	size_t n = 0;
+
+	while (n < lt->p && lt->s[n])
+		n++;
+	if (c->o->threads > 1 && n)
+		(void)dec_start(lt->s, n, &d);
+	return d;
+}
+
 dw_err
 timeline_run(mg_ctx *c)
 {
 	ltree lt = {0};
+	mg_dec *d = NULL;
 	dw_err err;
 
 	mg_progress_start(&c->prog, c->o->progress, "merging",
 	                  c->rep.records_in);
 	c->done = 0;
 	err = tree_build(c, &lt);
+	if (err == DW_OK)
+		d = decoder(c, &lt);
 	while (err == DW_OK && lt.key[lt.node[0]] != LT_DONE)
 		err = step(c, &lt);
+	dec_stop(d);
 	if (err == DW_OK)
 		err = oq_flush(c, true);
 	if (err == DW_OK)
