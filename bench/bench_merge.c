@@ -5,16 +5,15 @@
  * Paraver, on one core.  Floor, same run: reading the same files and
  * writing as many bytes as the merge wrote, with no work in between.
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
- * ru_maxrss from wait4).  merge.records_per_s_2threads: the same merge
- * with the streams decoded and the records written on threads of their
- * own (mg_opts.threads = 2: decode.h, pipe.h), not pinned, beside the
- * same floor.
- * merge.instr_per_record: instructions a record of the one-thread merge
- * (callgrind, the difference of a merge of 1.5 M records and one of
- * 0.5 M, so the fixed cost is left out); _2threads_main: the same for
- * the merging thread alone of the two-thread merge (its critical path).
- * Instruction counts do not depend on the machine's load.  BENCH_QUICK
- * skips the callgrind runs.
+ * ru_maxrss from wait4); _2threads: the same of the two-thread merge.
+ * merge.records_per_s_2threads: the same merge with the streams decoded and the
+ * records written on threads of their own (mg_opts.threads = 2: decode.h,
+ * pipe.h), not pinned, beside the same floor. merge.instr_per_record:
+ * instructions a record of the one-thread merge (callgrind, the difference of a
+ * merge of 1.5 M records and one of 0.5 M, so the fixed cost is left out);
+ * _2threads_main: the same for the merging thread alone of the two-thread merge
+ * (its critical path). Instruction counts do not depend on the machine's load.
+ * BENCH_QUICK skips the callgrind runs.
  *
  * The trace is generated into $TMPDIR (or /tmp) and removed afterwards.
  * BENCH_MERGE_RECORDS overrides the record count (for a quick run);
@@ -211,7 +210,7 @@ main(int argc, char **argv)
 	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
 	char report[700];
 	double tgen, tmerge, tfloor, best = 1e30, best2 = 1e30;
-	long rss, rss_max = 0, dummy;
+	long rss, rss_max = 0, rss2_max = 0, dummy;
 	FILE *f;
 	char self[4096];
 	ssize_t k;
@@ -252,6 +251,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		best2 = tmerge < best2 ? tmerge : best2;
+		rss2_max = rss > rss2_max ? rss : rss2_max;
 		remove_outputs();
 	}
 	bench_pinned = 1;
@@ -279,6 +279,8 @@ main(int argc, char **argv)
 	       tfloor / best2);
 	printf("bench: merge.peak_rss_mb = %.1f MB\n", (double)rss_max / 1024);
 	printf("bench: merge.peak_rss_mb.target = 64.0 MB\n");
+	printf("bench: merge.peak_rss_mb_2threads = %.1f MB\n",
+	       (double)rss2_max / 1024);
 	print_instr(self);
 	if (getenv("BENCH_MERGE_KEEP"))
 		printf("bench: trace kept in %s\n", dir);
