@@ -228,19 +228,17 @@ static bool
 xparts_group(mg_xpart *v, size_t n)
 {
 	size_t nslot = 16, ng = 0;
-	uint32_t *slot, *gi;
+	uint32_t *slot, *to; /* to: each part's group, then its place */
 	xgroup *g;
-	mg_xpart *tmp;
 	uint32_t sum = 0;
 
 	while (nslot < 2 * n)
 		nslot *= 2;
 	slot = calloc(nslot, sizeof *slot); /* group index + 1, 0 empty */
-	gi = malloc(n * sizeof *gi);
+	to = malloc(n * sizeof *to);
 	g = malloc(n * sizeof *g);
-	tmp = malloc(n * sizeof *tmp);
-	if (!slot || !gi || !g || !tmp) {
-		free(slot), free(gi), free(g), free(tmp);
+	if (!slot || !to || !g) {
+		free(slot), free(to), free(g);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -252,9 +250,10 @@ xparts_group(mg_xpart *v, size_t n)
 			g[ng] = (xgroup){v[i].key, {0, 0}};
 			slot[h] = (uint32_t)++ng;
 		}
-		gi[i] = slot[h] - 1;
-		g[gi[i]].at[v[i].recv]++;
+		to[i] = slot[h] - 1;
+		g[to[i]].at[v[i].recv]++;
 	}
+	free(slot);
 	for (size_t k = 0; k < ng; k++) {
 		uint32_t ns = g[k].at[0], nr = g[k].at[1];
 
@@ -263,9 +262,22 @@ xparts_group(mg_xpart *v, size_t n)
 		sum += ns + nr;
 	}
 	for (size_t i = 0; i < n; i++)
-		tmp[g[gi[i]].at[v[i].recv]++] = v[i];
-	memcpy(v, tmp, n * sizeof *v);
-	free(slot), free(gi), free(g), free(tmp);
+		to[i] = g[to[i]].at[v[i].recv]++;
+	free(g);
+	/* in place, cycle by cycle: no copy of the parts (16 MiB at the
+	 * limit), the places take 4 bytes a part */
+	for (size_t i = 0; i < n; i++) {
+		while (to[i] != i) {
+			uint32_t j = to[i], tj = to[j];
+			mg_xpart x = v[j];
+
+			v[j] = v[i];
+			v[i] = x;
+			to[i] = tj;
+			to[j] = j;
+		}
+	}
+	free(to);
 	return true;
 }
 
