@@ -5,9 +5,15 @@
  * Paraver, on one core.  Floor, same run: reading the same files and
  * writing as many bytes as the merge wrote, with no work in between.
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
- * ru_maxrss from wait4).  merge.records_per_s_2threads: the same merge
- * with the writer on a thread of its own (mg_opts.threads = 2), not
- * pinned, beside the same floor.
+ * ru_maxrss from wait4); _2threads: the same of the two-thread merge.
+ * merge.records_per_s_2threads: the same merge with the streams decoded and the
+ * records written on threads of their own (mg_opts.threads = 2: decode.h,
+ * pipe.h), not pinned, beside the same floor. merge.instr_per_record:
+ * instructions a record of the one-thread merge (callgrind, the difference of a
+ * merge of 1.5 M records and one of 0.5 M, so the fixed cost is left out);
+ * _2threads_main: the same for the merging thread alone of the two-thread merge
+ * (its critical path). Instruction counts do not depend on the machine's load.
+ * BENCH_QUICK skips the callgrind runs.
  *
  * The trace is generated into $TMPDIR (or /tmp) and removed afterwards.
  * BENCH_MERGE_RECORDS overrides the record count (for a quick run);
@@ -46,6 +52,94 @@ run_merge(void *arg)
 	return 0;
 }
 
+/* Instructions of one merge of the trace in sub (one thread or two)
+ * under callgrind: the whole process, or its main thread alone; 0 when
+ * valgrind is missing or the run failed. */
+static uint64_t
+cg_instr(const char *self, const char *sub, unsigned threads, bool main_only)
+{
+	char cmd[2400], out[700], line[512];
+	uint64_t total = 0;
+	FILE *f;
+
+	snprintf(out, sizeof out, "%s/cg.out", sub);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
+	         "--merge %s %u >/dev/null 2>&1",
+	         main_only ? "--separate-threads=yes" : "", out, self, sub,
+	         threads);
+	if (system(cmd) != 0)
+		return 0;
+	if (main_only)
+		snprintf(out, sizeof out, "%s/cg.out-01", sub);
+	if (!(f = fopen(out, "r")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "totals:", 7) ||
+		    !strncmp(line, "summary:", 8)) {
+			total = strtoull(strchr(line, ':') + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return total;
+}
+
+/* Generates a trace of n records into dir/cgN (the benchmark's trace
+ * generator writes into `dir`); its path in sub. */
+static int
+cg_trace(uint64_t n, char *sub, size_t len)
+{
+	char saved[sizeof dir];
+	double t;
+	long rss;
+	int r;
+
+	snprintf(sub, len, "%s/cg%llu", dir, (unsigned long long)n);
+	if (mkdir(sub, 0700) != 0)
+		return 1;
+	memcpy(saved, dir, sizeof dir);
+	snprintf(dir, sizeof dir, "%s", sub);
+	r = in_child(run_gen, &n, &t, &rss);
+	memcpy(dir, saved, sizeof dir);
+	return r;
+}
+
+/* Removes the directory sub and its files. */
+static void
+cg_remove(const char *sub)
+{
+	DIR *d = *sub ? opendir(sub) : NULL;
+	struct dirent *de;
+	char path[1200];
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", sub, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	if (*sub)
+		rmdir(sub);
+}
+
+/* Instructions a record: the difference of 1.5 M and 0.5 M records. */
+static double
+cg_per_record(const char *self, unsigned threads, bool main_only)
+{
+	char a[600] = "", b[600] = "";
+	uint64_t ia = 0, ib = 0;
+
+	if (!cg_trace(500000, a, sizeof a) && !cg_trace(1500000, b, sizeof b)) {
+		ia = cg_instr(self, a, threads, main_only);
+		ib = cg_instr(self, b, threads, main_only);
+	}
+	cg_remove(a);
+	cg_remove(b);
+	return ia && ib > ia ? (double)(ib - ia) / 1e6 : -1;
+}
+
 static uint64_t
 file_size(const char *name)
 {
@@ -68,8 +162,47 @@ remove_outputs(void)
 	}
 }
 
+/* `bench_merge --merge DIR THREADS`: one merge of DIR into DIR/out (for
+ * callgrind). */
+static int
+merge_only(const char *sub, unsigned threads)
+{
+	char report[700];
+
+	snprintf(dir, sizeof dir, "%s", sub);
+	snprintf(report, sizeof report, "%s/report", sub);
+	merge_threads = threads;
+	return run_merge(report);
+}
+
+static void
+print_instr(const char *self)
+{
+	const char *q = getenv("BENCH_QUICK");
+	double one, two;
+
+	if (q && *q && strcmp(q, "0")) {
+		printf(
+		    "bench: merge.instr_per_record: BENCH_QUICK (missing)\n");
+		return;
+	}
+	one = cg_per_record(self, 1, false);
+	two = cg_per_record(self, 2, true);
+	if (one > 0)
+		printf("bench: merge.instr_per_record = %.0f instructions "
+		       "(callgrind, one thread, Paraver)\n",
+		       one);
+	else
+		printf("bench: merge.instr_per_record: callgrind run failed "
+		       "(missing)\n");
+	if (two > 0)
+		printf("bench: merge.instr_per_record_2threads_main = %.0f "
+		       "instructions (callgrind, the merging thread of two)\n",
+		       two);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR"),
 	           *env = getenv("BENCH_MERGE_RECORDS");
@@ -77,9 +210,15 @@ main(void)
 	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
 	char report[700];
 	double tgen, tmerge, tfloor, best = 1e30, best2 = 1e30;
-	long rss, rss_max = 0, dummy;
+	long rss, rss_max = 0, rss2_max = 0, dummy;
 	FILE *f;
+	char self[4096];
+	ssize_t k;
 
+	if (argc == 4 && !strcmp(argv[1], "--merge"))
+		return merge_only(argv[2], (unsigned)atoi(argv[3]));
+	k = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[k > 0 ? k : 0] = 0;
 	snprintf(dir, sizeof dir, "%s/dwbench-merge-XXXXXX",
 	         base ? base : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -112,6 +251,7 @@ main(void)
 			return 1;
 		}
 		best2 = tmerge < best2 ? tmerge : best2;
+		rss2_max = rss > rss2_max ? rss : rss2_max;
 		remove_outputs();
 	}
 	bench_pinned = 1;
@@ -132,13 +272,16 @@ main(void)
 	       (double)nin / tfloor);
 	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);
 	printf("bench: merge.records_per_s.target = 10000000 records/s\n");
-	printf("bench: merge.records_per_s_2threads = %.0f records/s (the "
-	       "writer on its own thread, 2 cores)\n",
+	printf("bench: merge.records_per_s_2threads = %.0f records/s "
+	       "(decoding and writing on threads of their own, 2 cores)\n",
 	       (double)nin / best2);
 	printf("bench: merge.records_per_s_2threads.ratio = %.2f\n",
 	       tfloor / best2);
 	printf("bench: merge.peak_rss_mb = %.1f MB\n", (double)rss_max / 1024);
 	printf("bench: merge.peak_rss_mb.target = 64.0 MB\n");
+	printf("bench: merge.peak_rss_mb_2threads = %.1f MB\n",
+	       (double)rss2_max / 1024);
+	print_instr(self);
 	if (getenv("BENCH_MERGE_KEEP"))
 		printf("bench: trace kept in %s\n", dir);
 	else

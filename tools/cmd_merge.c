@@ -169,8 +169,9 @@ merge_make(void *ctx, mg_writer **w)
 	return mg_writers_new(m->fmts, m->nfmts, m->prefix, w);
 }
 
-/* The writer gets a thread of its own when this process may run on two
- * CPUs or more (DWORK_MERGE_THREADS=1 keeps one thread). */
+/* The scan, the decoding and the writer get threads of their own when
+ * this process may run on two CPUs or more (DWORK_MERGE_THREADS=1 keeps
+ * one thread; docs/merge.md). */
 static unsigned
 merge_threads(void)
 {

@@ -44,19 +44,18 @@ msg_key(uint32_t s, uint32_t r, uint64_t id)
 void
 causal_free(mg_ctx *c)
 {
-	free(c->xparts);
+	xsink_free(&c->xs);
 	free(c->task_procs);
-	c->xparts = NULL;
 	c->task_procs = NULL;
-	c->nxparts = c->capxparts = c->ntask_procs = 0;
-	c->xparts_full = false;
+	c->ntask_procs = 0;
 }
 
-static dw_err
-task_map(mg_ctx *c)
+dw_err
+causal_begin(mg_ctx *c)
 {
 	size_t n = 0;
 
+	xsink_init(&c->xs, c->errs, false);
 	for (size_t i = 0; i < c->nprocs; i++)
 		if (!c->procs[i].skip && c->procs[i].task + (size_t)1 > n)
 			n = c->procs[i].task + (size_t)1;
@@ -76,48 +75,132 @@ task_proc(const mg_ctx *c, uint32_t task)
 	return task < c->ntask_procs ? c->task_procs[task] : NULL;
 }
 
-static dw_err
-xpart_add(mg_ctx *c, const mg_xpart *x)
+void
+xsink_init(mg_xsink *k, rd_errlist *errs, bool defer)
 {
-	if (c->nxparts == CAUSAL_MAX_PARTS) {
-		if (!c->xparts_full)
-			rd_problem(
-			    c->errs,
-			    "more than %u message parts between clocks: "
-			    "the receives of later ones are repaired only "
-			    "in their communication record",
-			    CAUSAL_MAX_PARTS);
-		c->xparts_full = true;
+	memset(k, 0, sizeof *k);
+	k->limit = CAUSAL_MAX_PARTS;
+	k->defer = defer;
+	k->errs = errs;
+}
+
+void
+xsink_free(mg_xsink *k)
+{
+	free(k->v);
+	free(k->ecount);
+	xsink_init(k, k->errs, false);
+}
+
+static void
+limit_report(rd_errlist *errs)
+{
+	rd_problem(errs,
+	           "more than %u message parts between clocks: the "
+	           "receives of later ones are repaired only in their "
+	           "communication record",
+	           CAUSAL_MAX_PARTS);
+}
+
+static bool
+grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 256;
+	void *w;
+
+	if (need <= *cap)
+		return true;
+	while (n < need)
+		n *= 2;
+	if (!(w = realloc(*v, n * size)))
+		return false;
+	*v = w;
+	*cap = n;
+	return true;
+}
+
+static dw_err
+xpart_add(mg_xsink *k, const mg_xpart *x)
+{
+	if (k->defer && k->tried <= CAUSAL_MAX_PARTS) {
+		if (!grow((void **)&k->ecount, &k->ecap, k->tried + 1,
+		          sizeof *k->ecount))
+			return DW_ENOMEM;
+		k->ecount[k->tried] = k->errs ? (uint32_t)k->errs->n : 0;
+	}
+	k->tried++;
+	if (k->n >= k->limit) {
+		if (!k->full && !k->defer)
+			limit_report(k->errs);
+		k->full = true;
 		return DW_OK;
 	}
-	if (c->nxparts == c->capxparts) {
-		size_t cap = c->capxparts ? c->capxparts * 2 : 256;
-		mg_xpart *v = realloc(c->xparts, cap * sizeof *v);
+	if (!grow((void **)&k->v, &k->cap, k->n + 1, sizeof *k->v))
+		return DW_ENOMEM;
+	k->v[k->n++] = *x;
+	return DW_OK;
+}
 
-		if (!v)
-			return DW_ENOMEM;
-		c->xparts = v;
-		c->capxparts = cap;
+void
+xsink_flush(mg_xsink *to, mg_xsink *from, rd_errlist *held)
+{
+	size_t room = to->full ? 0 : to->limit - to->n;
+	size_t at = SIZE_MAX; /* the report goes before problem `at` */
+
+	if (!to->full && from->tried > room)
+		at = from->ecount[room];
+	for (size_t i = 0; held && i < held->n; i++) {
+		if (i == at)
+			limit_report(to->errs);
+		rd_errlist_add(to->errs, held->msgs[i]);
 	}
-	c->xparts[c->nxparts++] = *x;
+	if (held && to->errs)
+		to->errs->dropped += held->dropped;
+	if (held && at != SIZE_MAX && at >= held->n)
+		limit_report(to->errs);
+	if (held) {
+		free(held->msgs);
+		held->msgs = NULL;
+		held->n = held->cap = held->dropped = 0;
+	}
+	if (from->n > room)
+		from->n = room;
+	from->limit = room;
+	from->full = to->full || from->tried > room;
+	from->defer = false;
+	from->errs = to->errs;
+	free(from->ecount);
+	from->ecount = NULL;
+	from->ecap = 0;
+}
+
+dw_err
+xsink_append(mg_xsink *to, mg_xsink *from)
+{
+	if (!grow((void **)&to->v, &to->cap, to->n + from->n, sizeof *to->v))
+		return DW_ENOMEM;
+	if (from->n)
+		memcpy(to->v + to->n, from->v, from->n * sizeof *to->v);
+	to->n += from->n;
+	to->tried += from->tried;
+	to->full = to->full || from->full;
 	return DW_OK;
 }
 
 dw_err
-causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r, uint64_t index)
+causal_note(mg_ctx *c, mg_xsink *k, const mg_stream *s, const rd_rec *r,
+            uint64_t index)
 {
 	bool recv = r->u.comm.flags & RD_COMM_RECV;
 	uint32_t me = s->proc->task, other = r->u.comm.partner_task;
 	const mg_proc *p;
 	unsigned f = r->u.comm.flags;
 
-	if (!c->task_procs && task_map(c) != DW_OK)
-		return DW_ENOMEM;
 	p = task_proc(c, other);
 	if (!p || !c->clocks_many)
 		return DW_OK; /* one clock: exact, nothing to fear */
 	return xpart_add(
-	    c, &(mg_xpart){.key = recv ? msg_key(other, me, r->u.comm.id)
+	    k, &(mg_xpart){.key = recv ? msg_key(other, me, r->u.comm.id)
 	                               : msg_key(me, other, r->u.comm.id),
 	                   .t = (int64_t)r->ticks,
 	                   .index = index,
@@ -127,67 +210,99 @@ causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r, uint64_t index)
 	                           !(f & RD_COMM_LOGICAL)});
 }
 
-/* Byte d of the sort key (recv, then key's bytes from the lowest). */
-static inline unsigned
-xpart_digit(const mg_xpart *x, int d)
-{
-	return d ? (unsigned)(x->key >> (8 * (d - 1))) & 0xff : x->recv;
-}
-
 /*
- * Sorts the parts by (key, recv), stably: a byte-wise radix sort, each
- * pass stable, so the order is the one a stable comparison sort gives
- * (glibc's qsort merge sort did, at some 40 compares a part: the
- * largest cost of the merge before its main loop).  Passes whose byte
- * is the same for every part are skipped.  false: out of memory.
+ * Groups the parts by message: each message's parts together, its sends
+ * (in the order noted) before its receives (in the order noted), the
+ * messages in the order their first part was noted.  The order of the
+ * messages does not matter (a pass of floors_find judges every message
+ * against the floors of the pass before, and the floors are sorted
+ * whole), so a hash table replaces the sort by key (a radix sort of 9
+ * passes cost 300 instructions a part).  false: out of memory.
  */
-static bool
-xparts_sort(mg_xpart *v, size_t n)
-{
-	enum { ND = 9 };
-	uint32_t(*cnt)[256] = calloc(ND, sizeof *cnt);
-	mg_xpart *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp, *t;
+typedef struct xgroup {
+	uint64_t key;
+	uint32_t at[2]; /* counts, then where its next send / receive goes */
+} xgroup;
 
-	if (!cnt || !tmp) {
-		free(cnt);
-		free(tmp);
+static bool
+xparts_group(mg_xpart *v, size_t n)
+{
+	size_t nslot = 16, ng = 0;
+	uint32_t *slot, *to; /* to: each part's group, then its place */
+	xgroup *g;
+	uint32_t sum = 0;
+
+	while (nslot < 2 * n)
+		nslot *= 2;
+	slot = calloc(nslot, sizeof *slot); /* group index + 1, 0 empty */
+	to = malloc(n * sizeof *to);
+	g = malloc(n * sizeof *g);
+	if (!slot || !to || !g) {
+		free(slot), free(to), free(g);
 		return false;
 	}
-	for (size_t i = 0; i < n; i++)
-		for (int d = 0; d < ND; d++)
-			cnt[d][xpart_digit(&v[i], d)]++;
-	for (int d = 0; d < ND; d++) {
-		uint32_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = (size_t)v[i].key & (nslot - 1);
 
-		if (cnt[d][xpart_digit(&v[0], d)] == n)
-			continue; /* one value: nothing to move */
-		for (int b = 0; b < 256; b++) {
-			uint32_t k = cnt[d][b];
-
-			cnt[d][b] = sum;
-			sum += k;
+		while (slot[h] && g[slot[h] - 1].key != v[i].key)
+			h = (h + 1) & (nslot - 1);
+		if (!slot[h]) {
+			g[ng] = (xgroup){v[i].key, {0, 0}};
+			slot[h] = (uint32_t)++ng;
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[d][xpart_digit(&src[i], d)]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
+		to[i] = slot[h] - 1;
+		g[to[i]].at[v[i].recv]++;
 	}
-	if (src != v)
-		memcpy(v, src, n * sizeof *v);
-	free(cnt);
-	free(tmp);
+	free(slot);
+	for (size_t k = 0; k < ng; k++) {
+		uint32_t ns = g[k].at[0], nr = g[k].at[1];
+
+		g[k].at[0] = sum;
+		g[k].at[1] = sum + ns;
+		sum += ns + nr;
+	}
+	for (size_t i = 0; i < n; i++)
+		to[i] = g[to[i]].at[v[i].recv]++;
+	free(g);
+	/* in place, cycle by cycle: no copy of the parts (16 MiB at the
+	 * limit), the places take 4 bytes a part */
+	for (size_t i = 0; i < n; i++) {
+		while (to[i] != i) {
+			uint32_t j = to[i], tj = to[j];
+			mg_xpart x = v[j];
+
+			v[j] = v[i];
+			v[i] = x;
+			to[i] = tj;
+			to[j] = j;
+		}
+	}
+	free(to);
 	return true;
 }
 
-/* The part's corrected time, as the merge pass computes it. */
-static int64_t
-xpart_time(mg_ctx *c, const mg_xpart *x)
+/* Every part's corrected time, as the merge pass computes it.  The
+ * parts are in scan order (stream by stream), so one conversion per
+ * stream keeps its cached span and segment from part to part (a fresh
+ * one took the slow path every time: 60 instructions a record); its
+ * floor is reset, so each time is the one a fresh conversion gives
+ * (the fast and slow paths compute the same formula, clock.c). */
+static void
+xparts_time(mg_ctx *c)
 {
+	uint32_t cur = UINT32_MAX;
 	mg_tconv tc;
 
-	mg_tconv_init(&tc, &c->streams[x->stream].proc->clk);
-	return mg_time(&tc, (uint64_t)x->t);
+	for (size_t i = 0; i < c->xs.n; i++) {
+		mg_xpart *x = &c->xs.v[i];
+
+		if (x->stream != cur) {
+			cur = x->stream;
+			mg_tconv_init(&tc, &c->streams[cur].proc->clk);
+		}
+		tc.last = INT64_MIN;
+		x->t = mg_time(&tc, (uint64_t)x->t);
+	}
 }
 
 /* The floors, gathered per stream before they are handed out. */
@@ -361,14 +476,14 @@ floors_give(mg_ctx *c, floors *fl)
 	return DW_OK;
 }
 
-/* The end of the message that starts at c->xparts[i]. */
+/* The end of the message that starts at c->xs.v[i]. */
 static size_t
 message_end(const mg_ctx *c, size_t i)
 {
-	const mg_xpart *a = &c->xparts[i];
+	const mg_xpart *a = &c->xs.v[i];
 	size_t j = i + 1;
 
-	while (j < c->nxparts && c->xparts[j].key == a->key)
+	while (j < c->xs.n && c->xs.v[j].key == a->key)
 		j++;
 	return j;
 }
@@ -389,9 +504,9 @@ floors_find(mg_ctx *c, floors *fl)
 	for (pass = 0; err == DW_OK && more && pass < 64; pass++) {
 		more = false;
 		err = floors_index(c, fl);
-		for (size_t i = 0, j; err == DW_OK && i < c->nxparts; i = j) {
+		for (size_t i = 0, j; err == DW_OK && i < c->xs.n; i = j) {
 			j = message_end(c, i);
-			err = message(fl, &c->xparts[i], j - i, &more);
+			err = message(fl, &c->xs.v[i], j - i, &more);
 		}
 	}
 	if (err == DW_OK)
@@ -414,15 +529,15 @@ causal_setup(mg_ctx *c)
 	fl.count = calloc(c->nstreams + 1, sizeof *fl.count);
 	if (!fl.first || !fl.count)
 		err = DW_ENOMEM;
-	for (size_t i = 0; err == DW_OK && i < c->nxparts; i++)
-		c->xparts[i].t = xpart_time(c, &c->xparts[i]);
-	if (err == DW_OK && c->nxparts && !xparts_sort(c->xparts, c->nxparts))
+	if (err == DW_OK)
+		xparts_time(c);
+	if (err == DW_OK && c->xs.n && !xparts_group(c->xs.v, c->xs.n))
 		err = DW_ENOMEM;
 	if (err == DW_OK)
 		err = floors_find(c, &fl);
-	for (size_t i = 0, j; err == DW_OK && i < c->nxparts; i = j) {
+	for (size_t i = 0, j; err == DW_OK && i < c->xs.n; i = j) {
 		j = message_end(c, i);
-		move_count(c, &fl, &c->xparts[i], j - i);
+		move_count(c, &fl, &c->xs.v[i], j - i);
 	}
 	if (err == DW_OK)
 		err = floors_give(c, &fl);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/decode.h"
 #include "merge/mg_int.h"
 
 static dw_err
@@ -21,7 +22,7 @@ cursor_open(mg_cursor *u, const mg_stream *s)
 	return rd_thread_open(s->path, NULL, &u->rd);
 }
 
-static void
+void
 cursor_close(mg_cursor *u)
 {
 	rd_thread_close(u->rd);
@@ -29,8 +30,8 @@ cursor_close(mg_cursor *u)
 }
 
 /* Decodes the cursor's next record into e; false at the end. */
-static bool
-cursor_read(mg_cursor *u, mg_ent *e)
+bool
+cursor_decode(mg_cursor *u, mg_ent *e)
 {
 	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
@@ -67,7 +68,9 @@ stream_close(mg_stream *s)
 bool
 stream_fill(mg_stream *s)
 {
-	if (s->eof || !cursor_read(&s->fill, &s->ring[s->tail & s->rmask])) {
+	if (s->dec)
+		return !s->eof && dec_more(s);
+	if (s->eof || !cursor_decode(&s->fill, &s->ring[s->tail & s->rmask])) {
 		s->eof = true;
 		return false;
 	}
@@ -121,7 +124,7 @@ la_far(mg_stream *s, uint64_t i)
 	if (s->la.next == i + 1)
 		return &s->la_ent;
 	while (s->la.next <= i) {
-		if (!cursor_read(&s->la, &s->la_ent)) {
+		if (!cursor_decode(&s->la, &s->la_ent)) {
 			s->la_eof = true;
 			return NULL;
 		}

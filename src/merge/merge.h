@@ -40,8 +40,10 @@ typedef struct mg_opts {
 	 * read; 0: the default (MG_WINDOW_DEFAULT).  A send still without
 	 * its receive when the window is full is reported unmatched. */
 	uint32_t window;
-	/* 2: the writer runs on a thread of its own, beside the merge
-	 * (merge/pipe.h; the outputs are the same); 0 or 1: one thread. */
+	/* 2 or more: a second thread scans half the processes, a thread
+	 * decodes the streams during the merge (merge/decode.h) and the
+	 * writer runs on a thread of its own (merge/pipe.h); the outputs
+	 * and the problems reported are the same.  0 or 1: one thread. */
 	unsigned threads;
 } mg_opts;
 

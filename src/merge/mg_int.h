@@ -264,6 +264,8 @@ typedef struct mg_stream {
 	int64_t key;      /* its first time, then the last time taken */
 	mg_floor *floors; /* receives moved after their send (causal.c) */
 	size_t nfloors;
+	struct mg_dec *dec;       /* its decoding thread (decode.h), or NULL */
+	struct mg_decslot *dslot; /* ... and what they share */
 } mg_stream;
 
 /* ---- Labels (names.c) --------------------------------------------------- */
@@ -330,6 +332,41 @@ void mg_progress_start(mg_progress *p, FILE *out, const char *what,
 void mg_progress_update(mg_progress *p, uint64_t done);
 void mg_progress_end(mg_progress *p);
 
+/* ---- Message parts for the causal pass (causal.c) ------------------------ */
+
+/*
+ * Where a scanning thread puts the message parts it notes.  The merge's
+ * own (mg_ctx.xs) reports when the limit is passed; a second scanning
+ * thread's (scan.c) defers that report, keeping the number of problems
+ * found before each part, so that xsink_join can place it where one
+ * thread would have.
+ */
+typedef struct mg_xsink {
+	struct mg_xpart *v;
+	size_t n, cap;
+	size_t tried;     /* parts noted (kept or not) */
+	size_t limit;     /* parts kept at most */
+	bool full;        /* the limit was passed */
+	bool defer;       /* the report waits for xsink_join */
+	uint32_t *ecount; /* defer: problems found before part i was noted */
+	size_t ecap;
+	rd_errlist *errs; /* where the report goes */
+} mg_xsink;
+
+void xsink_init(mg_xsink *k, rd_errlist *errs, bool defer);
+void xsink_free(mg_xsink *k);
+
+/* The part limit report of `from`, placed among its problems: from's
+ * problems (in `held`, found on another thread) are added to `to`'s
+ * list in their order with the report among them where one thread
+ * would have made it, as if from's parts had come after to's.  Then
+ * from goes on live (limit and report exact, into to->errs).  Returns
+ * nothing; call xsink_append after from's thread is done. */
+void xsink_flush(mg_xsink *to, mg_xsink *from, rd_errlist *held);
+
+/* Appends from's kept parts to `to` (after xsink_flush).  DW_ENOMEM. */
+dw_err xsink_append(mg_xsink *to, mg_xsink *from);
+
 /* ---- The merge ------------------------------------------------------------
  */
 
@@ -369,11 +406,9 @@ typedef struct mg_ctx {
 	rd_rec *parts; /* the comm records of the group */
 	uint32_t nparts, capparts;
 	/* causal.c: message parts between clocks not shared, from the scan */
-	struct mg_xpart *xparts;
-	size_t nxparts, capxparts;
+	mg_xsink xs;
 	const mg_proc **task_procs; /* by task, for the scan */
 	bool clocks_many;           /* more than one clock in the trace */
-	bool xparts_full;           /* CAUSAL_MAX_PARTS reached */
 	size_t ntask_procs;
 } mg_ctx;
 
@@ -401,7 +436,8 @@ void clocks_group(mg_ctx *c);
  * events and the records after it move together, in order.  Counts the
  * moves in c->rep.  causal_free releases what is left.
  */
-dw_err causal_note(mg_ctx *c, const mg_stream *s, const rd_rec *r,
+dw_err causal_begin(mg_ctx *c); /* before the scan: its task map */
+dw_err causal_note(mg_ctx *c, mg_xsink *k, const mg_stream *s, const rd_rec *r,
                    uint64_t index);
 dw_err causal_setup(mg_ctx *c);
 void causal_free(mg_ctx *c);
@@ -444,7 +480,10 @@ dense_class(uint32_t type)
 /* cursor.c: stream reading, state stacks and the state lookahead. */
 dw_err stream_open_ring(mg_stream *s, size_t ring);
 void stream_close(mg_stream *s);
-bool stream_fill(mg_stream *s); /* decodes one more record */
+bool stream_fill(mg_stream *s);              /* decodes one more record */
+bool cursor_decode(mg_cursor *u, mg_ent *e); /* its next record; false: end */
+void cursor_close(mg_cursor *u);
+void dec_pos(mg_stream *s); /* decode.h */
 void stack_free(mg_stack *s);
 void stack_push_slow(mg_stack *s, uint32_t state);
 int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
@@ -496,6 +535,9 @@ stream_take(mg_stream *s)
 		s->la_pos++;
 	}
 	s->pos++;
+	/* with a decoding thread: half the ring is free again */
+	if (s->dec && !(s->pos & (s->rmask >> 1)))
+		dec_pos(s);
 }
 
 /* timeline.c: the k-way merge. */

@@ -6,7 +6,9 @@
  * merge pass reads the same files without a list and skips the same
  * parts).
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "merge/mg_int.h"
@@ -36,9 +38,21 @@ sync_add(mg_proc *p, const rd_rec *r)
 	return DW_OK;
 }
 
+/* One scanning thread's share: processes p0 .. p1-1, from stream k0. */
+typedef struct scan_job {
+	mg_ctx *c;
+	rd_errlist *errs; /* where its problems go */
+	mg_xsink *xs;     /* ... and its message parts */
+	size_t p0, p1, k0;
+	bool progress; /* the merge's thread: it shows the progress line */
+	uint64_t done; /* records read */
+	dw_err err;
+} scan_job;
+
 static dw_err
-scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
+scan_records(scan_job *j, mg_stream *s, rd_thread *t)
 {
+	mg_ctx *c = j->c;
 	uint64_t n = 0;
 	dw_err err = DW_OK;
 	rd_rec r;
@@ -55,20 +69,20 @@ scan_records(mg_ctx *c, mg_stream *s, rd_thread *t)
 		         (cls = dense_class(r.u.event.type)) >= 0)
 			err = dense_seen(s->proc, cls, r.u.event.value);
 		else if (r.kind == FMT_R_COMM)
-			err = causal_note(c, s, &r, n);
-		if ((++n & 0xffff) == 0)
-			mg_progress_update(&c->prog, c->done + n);
+			err = causal_note(c, j->xs, s, &r, n);
+		if ((++n & 0xffff) == 0 && j->progress)
+			mg_progress_update(&c->prog, j->done + n);
 	}
 	s->nrec = n;
-	c->done += n;
+	j->done += n;
 	return err;
 }
 
 static dw_err
-scan_stream(mg_ctx *c, mg_stream *s)
+scan_stream(scan_job *j, mg_stream *s)
 {
 	rd_thread *t;
-	dw_err err = rd_thread_open(s->path, c->errs, &t);
+	dw_err err = rd_thread_open(s->path, j->errs, &t);
 
 	if (err == DW_ENOMEM)
 		return err;
@@ -77,7 +91,7 @@ scan_stream(mg_ctx *c, mg_stream *s)
 		return DW_OK;
 	}
 	if (rd_thread_header(t)->task != s->proc->task) {
-		rd_problem(c->errs,
+		rd_problem(j->errs,
 		           "%s: its header says task %u, its process is task "
 		           "%u; file left out",
 		           s->path, rd_thread_header(t)->task, s->proc->task);
@@ -87,8 +101,171 @@ scan_stream(mg_ctx *c, mg_stream *s)
 	}
 	err = rd_calib_add_thread(&s->proc->clk.calib, t);
 	if (err == DW_OK)
-		err = scan_records(c, s, t);
+		err = scan_records(j, s, t);
 	rd_thread_close(t);
+	return err;
+}
+
+/* The streams of process i start at k: where the next process's do. */
+static size_t
+proc_streams_end(const mg_ctx *c, size_t i, size_t k)
+{
+	while (k < c->nstreams && c->streams[k].proc == &c->procs[i])
+		k++;
+	return k;
+}
+
+static void
+scan_procs(scan_job *j)
+{
+	mg_ctx *c = j->c;
+	size_t k = j->k0;
+
+	j->err = DW_OK;
+	for (size_t i = j->p0; j->err == DW_OK && i < j->p1; i++) {
+		mg_proc *p = &c->procs[i];
+		size_t end = proc_streams_end(c, i, k);
+
+		for (; j->err == DW_OK && k < end; k++)
+			if (!c->streams[k].skip)
+				j->err = scan_stream(j, &c->streams[k]);
+		if (j->err == DW_OK && !p->skip)
+			rd_calib_finish(&p->clk.calib, p->name, j->errs);
+	}
+}
+
+/* ---- Two scanning threads ------------------------------------------------
+ *
+ * With two threads the processes are split in two halves of about as
+ * many bytes; the second thread scans the second half.  What it finds
+ * is what one thread finds, in the same order: its problems are held
+ * (RD_ERRS_MAX at most: then it waits for the first half to be done)
+ * and added after the first half's, and its message parts appended
+ * after the first half's, with the limit's report placed among its
+ * problems where one thread would have made it (xsink_flush).  Every
+ * process's state is touched by one thread only.
+ */
+
+typedef struct scan_par {
+	rd_errlist held; /* first: hold() finds the rest from it */
+	mg_ctx *c;
+	mg_xsink xs;
+	scan_job job;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool first_done; /* the first half is scanned */
+	bool flushed;    /* held went to c->errs; the rest goes there too */
+} scan_par;
+
+static void
+par_flush(scan_par *q)
+{
+	xsink_flush(&q->c->xs, &q->xs, q->c->errs ? &q->held : NULL);
+	q->held.fwd = q->c->errs;
+	q->flushed = true;
+}
+
+/* Before each problem of the second half: when the list is full, waits
+ * for the first half and hands the list over. */
+static void
+par_hold(rd_errlist *errs)
+{
+	scan_par *q = (scan_par *)errs;
+
+	if (q->flushed || errs->n + 1 < RD_ERRS_MAX)
+		return;
+	pthread_mutex_lock(&q->mu);
+	while (!q->first_done)
+		pthread_cond_wait(&q->cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	par_flush(q);
+}
+
+static void *
+par_main(void *arg)
+{
+	scan_job *j = arg;
+
+	scan_procs(j);
+	return NULL;
+}
+
+/* The first process of the second half: the halves' bytes as even as
+ * the processes allow; 0 when there is no second half. */
+static size_t
+split_point(const mg_ctx *c, size_t *k0)
+{
+	uint64_t *bytes = calloc(c->nprocs ? c->nprocs : 1, sizeof *bytes);
+	uint64_t total = 0, sum = 0;
+	size_t k = 0, m = 0;
+	struct stat st;
+
+	if (!bytes || c->nprocs < 2) {
+		free(bytes);
+		return 0;
+	}
+	for (size_t i = 0; i < c->nprocs; i++) {
+		size_t end = proc_streams_end(c, i, k);
+
+		for (; k < end; k++)
+			if (!stat(c->streams[k].path, &st))
+				bytes[i] += (uint64_t)st.st_size;
+		total += bytes[i];
+	}
+	k = 0;
+	while (m + 1 < c->nprocs && 2 * (sum + bytes[m]) <= total + bytes[m]) {
+		sum += bytes[m];
+		k = proc_streams_end(c, m, k);
+		m++;
+	}
+	free(bytes);
+	*k0 = k;
+	return m;
+}
+
+static dw_err
+scan_two(mg_ctx *c, scan_job *first, size_t m, size_t k0)
+{
+	scan_par q;
+	pthread_t thr;
+	dw_err err;
+
+	memset(&q, 0, sizeof q);
+	rd_errlist_init(&q.held, NULL);
+	q.held.hold = par_hold;
+	q.c = c;
+	xsink_init(&q.xs, c->errs ? &q.held : NULL, true);
+	q.job = (scan_job){.c = c,
+	                   .errs = c->errs ? &q.held : NULL,
+	                   .xs = &q.xs,
+	                   .p0 = m,
+	                   .p1 = c->nprocs,
+	                   .k0 = k0};
+	pthread_mutex_init(&q.mu, NULL);
+	pthread_cond_init(&q.cv, NULL);
+	first->p1 = m;
+	if (pthread_create(&thr, NULL, par_main, &q.job)) {
+		first->p1 = c->nprocs; /* one thread after all */
+		scan_procs(first);
+		err = first->err;
+	} else {
+		scan_procs(first);
+		pthread_mutex_lock(&q.mu);
+		q.first_done = true;
+		pthread_cond_broadcast(&q.cv);
+		pthread_mutex_unlock(&q.mu);
+		pthread_join(thr, NULL);
+		if (!q.flushed)
+			par_flush(&q);
+		err = first->err != DW_OK ? first->err : q.job.err;
+		if (err == DW_OK)
+			err = xsink_append(&c->xs, &q.xs);
+		first->done += q.job.done;
+	}
+	xsink_free(&q.xs);
+	rd_errlist_free(&q.held);
+	pthread_mutex_destroy(&q.mu);
+	pthread_cond_destroy(&q.cv);
 	return err;
 }
 
@@ -110,24 +287,27 @@ scan_estimate(const mg_ctx *c)
 dw_err
 scan_all(mg_ctx *c)
 {
-	dw_err err = DW_OK;
-	size_t k = 0;
+	scan_job j = {.c = c,
+	              .errs = c->errs,
+	              .xs = &c->xs,
+	              .p1 = c->nprocs,
+	              .progress = true};
+	size_t m = 0, k0 = 0;
+	dw_err err;
 
 	clocks_group(c);
+	err = causal_begin(c);
 	mg_progress_start(&c->prog, c->o->progress, "reading",
 	                  scan_estimate(c));
-	c->done = 0;
-	for (size_t i = 0; err == DW_OK && i < c->nprocs; i++) {
-		mg_proc *p = &c->procs[i];
-
-		for (;
-		     err == DW_OK && k < c->nstreams && c->streams[k].proc == p;
-		     k++)
-			if (!c->streams[k].skip)
-				err = scan_stream(c, &c->streams[k]);
-		if (err == DW_OK && !p->skip)
-			rd_calib_finish(&p->clk.calib, p->name, c->errs);
+	if (err == DW_OK && c->o->threads > 1)
+		m = split_point(c, &k0);
+	if (err == DW_OK && m) {
+		err = scan_two(c, &j, m, k0);
+	} else if (err == DW_OK) {
+		scan_procs(&j);
+		err = j.err;
 	}
+	c->done = j.done;
 	c->rep.records_in = c->done;
 	mg_progress_end(&c->prog);
 	return err;

@@ -68,6 +68,12 @@ errlist_grow(rd_errlist *errs)
 static void
 errlist_add(rd_errlist *errs, char *msg)
 {
+	if (errs->hold)
+		errs->hold(errs);
+	if (errs->fwd) {
+		errlist_add(errs->fwd, msg);
+		return;
+	}
 	if (!msg) {
 		errs->dropped++;
 		return;
@@ -81,6 +87,15 @@ errlist_add(rd_errlist *errs, char *msg)
 		return;
 	}
 	errs->msgs[errs->n++] = msg;
+}
+
+void
+rd_errlist_add(rd_errlist *errs, char *msg)
+{
+	if (errs)
+		errlist_add(errs, msg);
+	else
+		free(msg);
 }
 
 static char *

@@ -55,6 +55,11 @@ typedef struct rd_errlist {
 	size_t cap;     /* allocated slots of msgs */
 	size_t dropped; /* messages not kept (over RD_ERRS_MAX or no memory) */
 	FILE *echo;     /* when not NULL, each message is also printed here */
+	/* A list filled on another thread (the merge's second scanning
+	 * thread): hold, when set, is called before each message is added
+	 * (it may wait, and set fwd); with fwd set, messages go to fwd. */
+	void (*hold)(struct rd_errlist *errs);
+	struct rd_errlist *fwd;
 } rd_errlist;
 
 /* Makes an empty list; echo (may be NULL) gets each message as it comes. */
@@ -65,6 +70,10 @@ void rd_errlist_free(rd_errlist *errs);
 
 /* Number of problems found: kept plus dropped messages. */
 size_t rd_errlist_count(const rd_errlist *errs);
+
+/* Adds msg (malloc'ed, owned by errs from now on; NULL counts as a
+ * message without memory) as the problems found here are. */
+void rd_errlist_add(rd_errlist *errs, char *msg);
 
 /* Prints every kept message, one a line, and a count of dropped ones. */
 void rd_errlist_print(const rd_errlist *errs, FILE *out);

@@ -1,0 +1,259 @@
+/*
+ * The decoding thread (decode.h).  Each stream's ring has one producer
+ * (this thread, after dec_start) and one consumer (the merge).  They
+ * share, per stream, two cache lines: the decoder's published tail and
+ * end, and the merge's published position and "waiting" flag, so
+ * neither writes a line the other writes.  The merge publishes its
+ * position every half ring, and the decoder refills a stream only when
+ * half its ring is free (or the merge waits for it): a handoff costs a
+ * few atomics per half ring, not per record.  A side with nothing to do
+ * sleeps on a condition variable; the other wakes it only when it said
+ * it sleeps (seq_cst flags checked after each store: neither can miss
+ * the other), as in pipe.c.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "merge/decode.h"
+#include "merge/mg_int.h"
+
+typedef struct mg_decslot {
+	_Alignas(64) _Atomic uint64_t tail; /* decoder: records decoded */
+	_Atomic int eof;                    /* decoder: no more */
+	_Alignas(64) _Atomic uint64_t pos;  /* merge: records it is done with */
+	_Atomic int want;                   /* merge: waits for this stream */
+} mg_decslot;
+
+struct mg_dec {
+	mg_stream **s;
+	mg_decslot *slot;
+	mg_cursor *cur;  /* the streams' fill cursors, while the thread runs */
+	uint64_t *dtail; /* decoder's own: by stream */
+	bool *deof;
+	size_t n;
+	_Atomic uint64_t kick; /* the merge freed room or waits */
+	_Atomic int dsleep, msleep, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t dcv, mcv;
+	pthread_t thr;
+};
+
+static void dec_stop_locked(mg_dec *d, bool running);
+
+static void
+wake(mg_dec *d, _Atomic int *sleeping, pthread_cond_t *cv)
+{
+	if (atomic_load(sleeping)) {
+		pthread_mutex_lock(&d->mu);
+		pthread_cond_broadcast(cv);
+		pthread_mutex_unlock(&d->mu);
+	}
+}
+
+/* ---- The decoder's thread ----------------------------------------------- */
+
+/* Fills stream k's free room; true when it decoded anything. */
+static bool
+refill(mg_dec *d, size_t k)
+{
+	mg_decslot *sl = &d->slot[k];
+	mg_stream *s = d->s[k];
+	uint64_t ring = s->rmask + 1, t = d->dtail[k];
+	uint64_t room = ring - (t - atomic_load(&sl->pos));
+	bool want = atomic_load_explicit(&sl->want, memory_order_relaxed);
+
+	if (!room || (room < ring / 2 && !want))
+		return false;
+	for (uint64_t end = t + room; t < end; t++) {
+		if (!cursor_decode(&d->cur[k], &s->ring[t & s->rmask])) {
+			d->deof[k] = true;
+			cursor_close(&d->cur[k]); /* its window, now */
+			break;
+		}
+	}
+	d->dtail[k] = t;
+	atomic_store(&sl->tail, t);
+	if (d->deof[k])
+		atomic_store(&sl->eof, 1);
+	wake(d, &d->msleep, &d->mcv);
+	return true;
+}
+
+static bool
+kicked(mg_dec *d, uint64_t seen)
+{
+	return atomic_load(&d->kick) != seen || atomic_load(&d->stop);
+}
+
+static void *
+dec_main(void *arg)
+{
+	mg_dec *d = arg;
+
+	while (!atomic_load(&d->stop)) {
+		uint64_t seen = atomic_load(&d->kick);
+		bool did = false;
+
+		for (size_t k = 0; k < d->n; k++)
+			if (!d->deof[k])
+				did |= refill(d, k);
+		if (did)
+			continue;
+		pthread_mutex_lock(&d->mu);
+		atomic_store(&d->dsleep, 1);
+		while (!kicked(d, seen))
+			pthread_cond_wait(&d->dcv, &d->mu);
+		atomic_store(&d->dsleep, 0);
+		pthread_mutex_unlock(&d->mu);
+	}
+	return NULL;
+}
+
+/* ---- The merge's side ----------------------------------------------------
+ */
+
+static void
+kick(mg_dec *d)
+{
+	atomic_fetch_add(&d->kick, 1);
+	wake(d, &d->dsleep, &d->dcv);
+}
+
+void
+dec_pos(mg_stream *s)
+{
+	atomic_store(&s->dslot->pos, s->pos);
+	kick(s->dec);
+}
+
+static bool
+has_more(mg_stream *s)
+{
+	return atomic_load(&s->dslot->tail) != s->tail ||
+	       atomic_load(&s->dslot->eof);
+}
+
+bool
+dec_more(mg_stream *s)
+{
+	mg_decslot *sl = s->dslot;
+	mg_dec *d = s->dec;
+
+	for (;;) {
+		uint64_t t = atomic_load(&sl->tail);
+
+		if (t != s->tail) {
+			s->tail = t;
+			return true;
+		}
+		if (atomic_load(&sl->eof)) {
+			if ((t = atomic_load(&sl->tail)) != s->tail) {
+				s->tail = t;
+				return true;
+			}
+			s->eof = true;
+			return false;
+		}
+		atomic_store(&sl->want, 1);
+		dec_pos(s);
+		pthread_mutex_lock(&d->mu);
+		atomic_store(&d->msleep, 1);
+		while (!has_more(s))
+			pthread_cond_wait(&d->mcv, &d->mu);
+		atomic_store(&d->msleep, 0);
+		pthread_mutex_unlock(&d->mu);
+		atomic_store(&sl->want, 0);
+	}
+}
+
+dw_err
+dec_start(mg_stream **s, size_t n, mg_dec **out)
+{
+	size_t m = n ? n : 1;
+	mg_dec *d = calloc(1, sizeof *d);
+
+	*out = NULL;
+	if (!d)
+		return DW_ENOMEM;
+	d->slot = aligned_alloc(64, m * sizeof *d->slot);
+	d->cur = aligned_alloc(64, (m * sizeof *d->cur + 63) / 64 * 64);
+	d->dtail = calloc(m, sizeof *d->dtail);
+	d->deof = calloc(m, sizeof *d->deof);
+	d->s = s;
+	if (!d->slot || !d->cur || !d->dtail || !d->deof) {
+		dec_stop(d);
+		return DW_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		atomic_init(&d->slot[k].tail, s[k]->tail);
+		atomic_init(&d->slot[k].eof, s[k]->eof);
+		atomic_init(&d->slot[k].pos, s[k]->pos);
+		atomic_init(&d->slot[k].want, 0);
+		d->dtail[k] = s[k]->tail;
+		d->deof[k] = s[k]->eof || !s[k]->ring;
+	}
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->dcv, NULL);
+	pthread_cond_init(&d->mcv, NULL);
+	/* the cursors move to the thread: the merge's lines of its streams
+	 * are not written by it */
+	for (size_t k = 0; k < n; k++) {
+		d->cur[k] = s[k]->fill;
+		s[k]->fill.rd = NULL;
+	}
+	d->n = n;
+	if (pthread_create(&d->thr, NULL, dec_main, d) != 0) {
+		dec_stop_locked(d, false);
+		return DW_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		s[k]->dec = d;
+		s[k]->dslot = &d->slot[k];
+	}
+	*out = d;
+	return DW_OK;
+}
+
+/* Gives the streams back their cursors and what was decoded; frees d. */
+static void
+dec_stop_locked(mg_dec *d, bool running)
+{
+	if (running) {
+		atomic_store(&d->stop, 1);
+		pthread_mutex_lock(&d->mu);
+		pthread_cond_broadcast(&d->dcv);
+		pthread_mutex_unlock(&d->mu);
+		pthread_join(d->thr, NULL);
+	}
+	if (d->n) {
+		pthread_mutex_destroy(&d->mu);
+		pthread_cond_destroy(&d->dcv);
+		pthread_cond_destroy(&d->mcv);
+	}
+	for (size_t k = 0; k < d->n; k++) {
+		mg_stream *s = d->s[k];
+
+		s->dec = NULL;
+		s->dslot = NULL;
+		if (!s->ring) { /* closed by the merge */
+			cursor_close(&d->cur[k]);
+			continue;
+		}
+		s->fill = d->cur[k];
+		s->tail = d->dtail[k];
+		s->eof = d->deof[k];
+	}
+	free(d->slot);
+	free(d->cur);
+	free(d->dtail);
+	free(d->deof);
+	free(d);
+}
+
+void
+dec_stop(mg_dec *d)
+{
+	if (d)
+		dec_stop_locked(d, d->n > 0);
+}
