@@ -15,6 +15,12 @@
  * Paraver, and each writer's peak resident memory (the outputs are
  * streamed).
  *
+ * Then instructions per input record from valgrind --tool=callgrind
+ * (stable where timings here are not): the whole merge into each format
+ * on a trace of BENCH_VIEW_CG_RECORDS records (500,000 by default), the
+ * same merge into the writer that drops its records (the merge core),
+ * and their difference (the writer's own).  BENCH_QUICK=1 skips it.
+ *
  * 50 million records by default, as bench_merge (the JSON is about
  * 5 GB); BENCH_VIEW_RECORDS overrides it.  The trace and the outputs go to
  * $TMPDIR (or /tmp) and are removed afterwards.
@@ -190,8 +196,93 @@ print(const char *name, const struct result *r)
 	       (double)r->rss_kb / 1024);
 }
 
+/* ---- Instructions per record (callgrind) -------------------------------- */
+
+/* bench_view --gen N DIR writes a trace of N records into DIR;
+ * bench_view --child FORMAT DIR: one merge of the trace in DIR into
+ * FORMAT ("null": the writer that drops its records), for callgrind. */
+static int
+child(const char *format, const char *trace)
+{
+	snprintf(dir, sizeof dir, "%s", trace);
+	if (!strcmp(format, "null"))
+		return run_merge_floor(NULL);
+	format_name = format;
+	merge_threads = 1;
+	return run_merge((void *)"/dev/null");
+}
+
+/* Instructions of one merge into format under callgrind; 0 when
+ * valgrind is missing or the run failed. */
+static uint64_t
+instructions(const char *self, const char *trace, const char *format)
+{
+	char cmd[2048], path[700], line[512];
+	uint64_t total = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/cg.out", trace);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind --callgrind-out-file=%s "
+	         "%s --child %s %s >/dev/null 2>&1",
+	         path, self, format, trace);
+	if (system(cmd) != 0 || !(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "totals:", 7) ||
+		    !strncmp(line, "summary:", 8)) {
+			total = strtoull(strchr(line, ':') + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	unlink(path);
+	return total;
+}
+
+/* Instructions per record of the merge core and of each writer, on a
+ * trace of its own (smaller: callgrind runs 50x slower). */
+static void
+print_instructions(const char *self)
+{
+	static const char *const formats[] = {"json", "perfetto"};
+	const char *env = getenv("BENCH_VIEW_CG_RECORDS");
+	uint64_t records = env ? strtoull(env, NULL, 10) : 500000ull, core;
+	char trace[sizeof dir];
+	double dummy_t;
+	long dummy;
+
+	if (strlen(dir) + 4 > sizeof trace)
+		return;
+	memcpy(trace, dir, strlen(dir));
+	memcpy(trace + strlen(dir), "/cg", 4);
+	if (mkdir(trace, 0700) != 0)
+		return;
+	snprintf(dir, sizeof dir, "%s", trace);
+	if (in_child(run_gen, &records, &dummy_t, &dummy) != 0 ||
+	    !(core = instructions(self, trace, "null"))) {
+		printf("bench: view.*_instr_per_record: callgrind run failed "
+		       "(no valgrind?)\n");
+		cleanup();
+		return;
+	}
+	printf("bench: view.merge_core_instr_per_record = %.0f "
+	       "(callgrind, %llu records, the merge into no format)\n",
+	       (double)core / (double)records, (unsigned long long)records);
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+		uint64_t n = instructions(self, trace, formats[i]);
+
+		if (!n)
+			continue;
+		printf("bench: view.%s_instr_per_record = %.0f (callgrind; "
+		       "the writer's own %.0f)\n",
+		       formats[i], (double)n / (double)records,
+		       ((double)n - (double)core) / (double)records);
+	}
+	cleanup();
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR"),
 	           *env = getenv("BENCH_VIEW_RECORDS");
@@ -203,6 +294,13 @@ main(void)
 	long dummy;
 	int rc = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "--child"))
+		return child(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--gen")) { /* N DIR: for profiling */
+		records = strtoull(argv[2], NULL, 10);
+		snprintf(dir, sizeof dir, "%s", argv[3]);
+		return run_gen(&records);
+	}
 	snprintf(dir, sizeof dir, "%s/dwbench-view-XXXXXX",
 	         base ? base : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -238,6 +336,13 @@ main(void)
 			    "libotf2\n");
 	}
 	remove_outputs();
+	if (!rc && !getenv("BENCH_QUICK")) {
+		char top[sizeof dir];
+
+		snprintf(top, sizeof top, "%s", dir);
+		print_instructions(argv[0]);
+		snprintf(dir, sizeof dir, "%s", top);
+	}
 	cleanup();
 	return rc;
 }

@@ -12,6 +12,7 @@
  * its duration.  A thread's Not created stretches are not waits here.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <dwork/events.h>
 
@@ -50,11 +51,21 @@ received_in(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a, uint64_t b)
 	return lo < n && v[lo].to == thread && v[lo].at <= b;
 }
 
-/* The end of the last busy burst of t ending at or before x; 0. */
+/* The end of the last busy burst of t ending at or before x; 0.  *at
+ * is where the last search of t stopped: the waits of one thread come
+ * in time order, so the search mostly moves a step or two forward (a
+ * binary search a wait and thread was a third of the JSON writer's
+ * instructions). */
 static uint64_t
-busy_end(const rp_thread *t, uint64_t x)
+busy_end(const rp_thread *t, uint64_t x, size_t *at)
 {
-	size_t lo = rp_bursts_ended(t, x);
+	size_t lo = *at, k = 0;
+
+	while (lo < t->nb && t->b[lo].end <= x && k++ < 8)
+		lo++;
+	if (k > 8 || lo > t->nb || (lo && t->b[lo - 1].end > x))
+		lo = rp_bursts_ended(t, x); /* far away: a search */
+	*at = lo;
 
 	while (lo-- > 0)
 		if (!rp_is_wait(t->b[lo].state) &&
@@ -110,7 +121,7 @@ last_received(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a,
  * the results in) waits for that receive.  0 when none did. */
 static uint64_t
 own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
-          const rp_rcv *v, uint32_t *from)
+          const rp_rcv *v, uint32_t *from, size_t *cur)
 {
 	uint64_t best = 0, at = 0;
 
@@ -122,7 +133,7 @@ own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
 		x = last_received(v, r->nm, u, a, b);
 		if (x <= best)
 			continue;
-		e = busy_end(&r->t[u], b);
+		e = busy_end(&r->t[u], b, &cur[u]);
 		best = x;
 		at = e > x ? e : x;
 		*from = u;
@@ -137,7 +148,7 @@ own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
  * processes wake); else the busy burst of another thread that ended
  * last inside it.  Added to r->wake. */
 static int
-wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
+wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v, size_t *at)
 {
 	const rp_thread *t = &r->t[th];
 	const rp_burst *b = &t->b[i];
@@ -148,10 +159,10 @@ wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
 	if (received_in(v, r->nm, th, b->start, chain_end(t, i)))
 		return 0;
 	if (b->state != DWT_STATE_IDLE)
-		best = own_waker(r, th, b->start, b->end, v, &from);
+		best = own_waker(r, th, b->start, b->end, v, &from, at);
 	own = from != th;
 	for (uint32_t u = 0; u < r->nthreads && !own; u++) {
-		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end);
+		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end, &at[u]);
 
 		if (e > b->start && e > best) {
 			best = e;
@@ -170,11 +181,15 @@ int
 rp_wakes(rp_replay *r)
 {
 	rp_rcv *v = malloc((r->nm + 1) * sizeof *v);
+	size_t *at = calloc(r->nthreads + 1, sizeof *at);
 	int err = 0;
 
 	r->nwake = 0;
-	if (!v)
+	if (!v || !at) {
+		free(v);
+		free(at);
 		return -1;
+	}
 	for (size_t i = 0; i < r->nm; i++)
 		v[i] = (rp_rcv){r->m[i].to, r->m[i].recv};
 	if (r->nm > 1)
@@ -182,13 +197,15 @@ rp_wakes(rp_replay *r)
 	for (uint32_t th = 0; th < r->nthreads && !err; th++) {
 		const rp_thread *t = &r->t[th];
 
+		memset(at, 0, r->nthreads * sizeof *at);
 		/* the last burst: a wait there waits for the run to end */
 		for (size_t i = 0; i + 1 < t->nb && !err; i++)
 			if (rp_is_wait(t->b[i].state) &&
 			    t->b[i].state != DWT_STATE_NOT_CREATED &&
 			    t->b[i].end > t->b[i].start)
-				err = wait_waker(r, th, i, v);
+				err = wait_waker(r, th, i, v, at);
 	}
+	free(at);
 	free(v);
 	return err;
 }
