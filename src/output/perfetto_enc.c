@@ -29,11 +29,16 @@ enum pf_field {
 	F_TE_TYPE = 9,
 	F_TE_NAME_IID = 10,
 	F_TE_DEBUG = 4,
-	F_TE_FLOW = 47,     /* fixed64 */
-	F_TE_FLOW_END = 48, /* fixed64 */
-	F_TED_TRACK = 11,   /* TrackEventDefaults.track_uuid */
-	F_TPD_CLOCK = 58,   /* TracePacketDefaults.timestamp_clock_id */
-	F_TPD_TE = 11,      /* TracePacketDefaults.track_event_defaults */
+	/* flow_ids_old and terminating_flow_ids_old: varints (1-3 bytes for
+	 * our ids) where flow_ids (47) and terminating_flow_ids (48) are
+	 * fixed64 (8).  Deprecated in the proto but read as the others by
+	 * trace_processor (track_event_event_importer.h): 13 bytes less a
+	 * message. */
+	F_TE_FLOW = 36,
+	F_TE_FLOW_END = 42,
+	F_TED_TRACK = 11, /* TrackEventDefaults.track_uuid */
+	F_TPD_CLOCK = 58, /* TracePacketDefaults.timestamp_clock_id */
+	F_TPD_TE = 11,    /* TracePacketDefaults.track_event_defaults */
 	/* InternedData: event_names, debug_annotation_names {iid=1, name=2} */
 	F_ID_NAMES = 2,
 	F_ID_DEBUG_NAMES = 3,
@@ -235,9 +240,9 @@ pf_packet(pf_writer *w, uint32_t thread, uint64_t t, const pf_ev *e)
 		pb_close(&b, d);
 	}
 	if (e->flow)
-		pb_fixed64(&b, F_TE_FLOW, e->flow);
+		pb_uint(&b, F_TE_FLOW, e->flow);
 	if (e->flow_end)
-		pb_fixed64(&b, F_TE_FLOW_END, e->flow_end);
+		pb_uint(&b, F_TE_FLOW_END, e->flow_end);
 	pb_close(&b, m);
 	pb_close(&b, pk);
 	ob_commit(&w->out, (char *)b.p);
