@@ -12,7 +12,6 @@
  * its duration.  A thread's Not created stretches are not waits here.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include <dwork/events.h>
 
@@ -51,27 +50,69 @@ received_in(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a, uint64_t b)
 	return lo < n && v[lo].to == thread && v[lo].at <= b;
 }
 
-/* The end of the last busy burst of t ending at or before x; 0.  *at
- * is where the last search of t stopped: the waits of one thread come
- * in time order, so the search mostly moves a step or two forward (a
- * binary search a wait and thread was a third of the JSON writer's
- * instructions). */
+/* Where the last search of a thread's bursts stopped: the waits of one
+ * thread come in time order, so the next search mostly moves a step or
+ * two forward (a binary search and a scan back, a wait and thread, were
+ * a third of the JSON writer's instructions).  busy[i]: burst i is busy
+ * (not a wait, not empty), worked out once. */
+typedef struct rp_cur {
+	size_t at;     /* the bursts before at ended by the last x */
+	uint64_t last; /* the end of the last busy one of them; 0 */
+	uint8_t *busy;
+} rp_cur;
+
+/* The end of the last busy burst of t ending at or before x; 0. */
 static uint64_t
-busy_end(const rp_thread *t, uint64_t x, size_t *at)
+busy_end(const rp_thread *t, uint64_t x, rp_cur *c)
 {
-	size_t lo = *at, k = 0;
+	size_t lo = c->at, k = 0;
+	uint64_t e = c->last;
 
-	while (lo < t->nb && t->b[lo].end <= x && k++ < 8)
-		lo++;
-	if (k > 8 || lo > t->nb || (lo && t->b[lo - 1].end > x))
-		lo = rp_bursts_ended(t, x); /* far away: a search */
-	*at = lo;
+	for (; lo < t->nb && t->b[lo].end <= x && k++ < 8; lo++)
+		e = c->busy[lo] ? t->b[lo].end : e;
+	if (k > 8 || (lo && t->b[lo - 1].end > x)) { /* far: a search */
+		lo = rp_bursts_ended(t, x);
+		e = 0;
+		for (size_t i = lo; i-- > 0;)
+			if (c->busy[i]) {
+				e = t->b[i].end;
+				break;
+			}
+	}
+	c->at = lo;
+	c->last = e;
+	return e;
+}
 
-	while (lo-- > 0)
-		if (!rp_is_wait(t->b[lo].state) &&
-		    t->b[lo].end > t->b[lo].start)
-			return t->b[lo].end;
-	return 0;
+/* Each thread's cursor, with its bursts' busy flags; NULL when out of
+ * memory. */
+static rp_cur *
+curs_new(const rp_replay *r)
+{
+	rp_cur *c = calloc(r->nthreads + 1, sizeof *c);
+
+	for (uint32_t u = 0; c && u < r->nthreads; u++) {
+		const rp_thread *t = &r->t[u];
+
+		if (!(c[u].busy = malloc(t->nb + 1))) {
+			while (u-- > 0)
+				free(c[u].busy);
+			free(c);
+			return NULL;
+		}
+		for (size_t i = 0; i < t->nb; i++)
+			c[u].busy[i] = !rp_is_wait(t->b[i].state) &&
+			               t->b[i].end > t->b[i].start;
+	}
+	return c;
+}
+
+static void
+curs_free(const rp_replay *r, rp_cur *c)
+{
+	for (uint32_t u = 0; c && u < r->nthreads; u++)
+		free(c[u].busy);
+	free(c);
 }
 
 /* Wait, Send Receive, Wait, ...: i is followed by another wait. */
@@ -121,7 +162,7 @@ last_received(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a,
  * the results in) waits for that receive.  0 when none did. */
 static uint64_t
 own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
-          const rp_rcv *v, uint32_t *from, size_t *cur)
+          const rp_rcv *v, uint32_t *from, rp_cur *cur)
 {
 	uint64_t best = 0, at = 0;
 
@@ -148,7 +189,7 @@ own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
  * processes wake); else the busy burst of another thread that ended
  * last inside it.  Added to r->wake. */
 static int
-wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v, size_t *at)
+wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v, rp_cur *at)
 {
 	const rp_thread *t = &r->t[th];
 	const rp_burst *b = &t->b[i];
@@ -181,13 +222,13 @@ int
 rp_wakes(rp_replay *r)
 {
 	rp_rcv *v = malloc((r->nm + 1) * sizeof *v);
-	size_t *at = calloc(r->nthreads + 1, sizeof *at);
+	rp_cur *at = curs_new(r);
 	int err = 0;
 
 	r->nwake = 0;
 	if (!v || !at) {
 		free(v);
-		free(at);
+		curs_free(r, at);
 		return -1;
 	}
 	for (size_t i = 0; i < r->nm; i++)
@@ -197,7 +238,8 @@ rp_wakes(rp_replay *r)
 	for (uint32_t th = 0; th < r->nthreads && !err; th++) {
 		const rp_thread *t = &r->t[th];
 
-		memset(at, 0, r->nthreads * sizeof *at);
+		for (uint32_t u = 0; u < r->nthreads; u++)
+			at[u].at = at[u].last = 0;
 		/* the last burst: a wait there waits for the run to end */
 		for (size_t i = 0; i + 1 < t->nb && !err; i++)
 			if (rp_is_wait(t->b[i].state) &&
@@ -205,7 +247,7 @@ rp_wakes(rp_replay *r)
 			    t->b[i].end > t->b[i].start)
 				err = wait_waker(r, th, i, v, at);
 	}
-	free(at);
+	curs_free(r, at);
 	free(v);
 	return err;
 }
