@@ -61,8 +61,9 @@ typedef struct rp_cur {
 	uint8_t *busy;
 } rp_cur;
 
-/* The end of the last busy burst of t ending at or before x; 0. */
-static uint64_t
+/* The end of the last busy burst of t ending at or before x; 0.
+ * Inlined: called for every wait and thread. */
+static inline __attribute__((always_inline)) uint64_t
 busy_end(const rp_thread *t, uint64_t x, rp_cur *c)
 {
 	size_t lo = c->at, k = 0;
