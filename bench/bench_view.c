@@ -15,7 +15,9 @@
  * Paraver, and each writer's peak resident memory (the outputs are
  * streamed).
  *
- * Then instructions per input record from valgrind --tool=callgrind
+ * For Perfetto, bytes a packet and packets a record too (the packets
+ * counted in the file).  Then instructions per input record from
+ * valgrind --tool=callgrind
  * (stable where timings here are not): the whole merge into each format
  * on a trace of BENCH_VIEW_CG_RECORDS records (500,000 by default), the
  * same merge into the writer that drops its records (the merge core),
