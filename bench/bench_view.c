@@ -15,6 +15,14 @@
  * Paraver, and each writer's peak resident memory (the outputs are
  * streamed).
  *
+ * For Perfetto, bytes a packet and packets a record too (the packets
+ * counted in the file).  Then instructions per input record from
+ * valgrind --tool=callgrind
+ * (stable where timings here are not): the whole merge into each format
+ * on a trace of BENCH_VIEW_CG_RECORDS records (500,000 by default), the
+ * same merge into the writer that drops its records (the merge core),
+ * and their difference (the writer's own).  BENCH_QUICK=1 skips it.
+ *
  * 50 million records by default, as bench_merge (the JSON is about
  * 5 GB); BENCH_VIEW_RECORDS overrides it.  The trace and the outputs go to
  * $TMPDIR (or /tmp) and are removed afterwards.
@@ -110,11 +118,45 @@ struct result {
 	double best, floor, mfloor, best2;
 	long rss_kb;
 	uint64_t bytes;
+	uint64_t packets; /* Perfetto: the Trace's packets */
 };
+
+/* The packets of dir/out.pftrace: the Trace's top-level fields (each a
+ * key byte, a varint length and the packet); 0 when unreadable. */
+static uint64_t
+count_packets(void)
+{
+	char path[700];
+	uint64_t n = 0;
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof path, "%s/out.pftrace", dir);
+	if (!(f = fopen(path, "rb")))
+		return 0;
+	while ((c = getc(f)) != EOF) {
+		uint64_t len = 0;
+		int shift = 0;
+
+		if (c != 0x0a) /* field 1, length-delimited */
+			break;
+		do {
+			c = getc(f);
+			len |= (uint64_t)(c & 0x7f) << shift;
+			shift += 7;
+		} while (c != EOF && (c & 0x80) && shift < 64);
+		if (c == EOF || fseeko(f, (off_t)len, SEEK_CUR) != 0)
+			break;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
 
 /* The best of RUNS merges into the current format. */
 static int
-best_of(const char *report, double *best, long *rss_kb, uint64_t *bytes)
+best_of(const char *report, double *best, long *rss_kb, uint64_t *bytes,
+        uint64_t *packets)
 {
 	double t;
 	long rss;
@@ -129,6 +171,7 @@ best_of(const char *report, double *best, long *rss_kb, uint64_t *bytes)
 		*best = t < *best ? t : *best;
 		*rss_kb = rss > *rss_kb ? rss : *rss_kb;
 		*bytes = output_bytes();
+		*packets = count_packets();
 		remove_outputs();
 	}
 	return 0;
@@ -146,11 +189,11 @@ measure(const char *format, const char *report, struct result *r)
 	format_name = format;
 	r->rss_kb = 0;
 	merge_threads = 1;
-	if (best_of(report, &r->best, &r->rss_kb, &r->bytes))
+	if (best_of(report, &r->best, &r->rss_kb, &r->bytes, &r->packets))
 		return -1;
 	bench_pinned = 0;
 	merge_threads = 2;
-	if (best_of(report, &r->best2, &dummy, &r->bytes))
+	if (best_of(report, &r->best2, &dummy, &r->bytes, &r->packets))
 		return -1;
 	bench_pinned = 1;
 	f = fopen(report, "r");
@@ -174,7 +217,9 @@ print(const char *name, const struct result *r)
 	printf("bench: view.%s_records_per_s.ratio = %.2f\n", name,
 	       r->floor / r->best);
 	printf("bench: view.%s_records_per_s.target = %s records/s\n", name,
-	       !strcmp(name, "perfetto") ? "10000000" : "5000000");
+	       !strcmp(name, "perfetto") ? "10000000"
+	       : !strcmp(name, "json")   ? "8000000"
+	                                 : "5000000");
 	printf("bench: view.%s_records_per_s.merge_floor = %.0f records/s "
 	       "(the merge into no format, then as many bytes written)\n",
 	       name, (double)records_in / r->mfloor);
@@ -186,12 +231,127 @@ print(const char *name, const struct result *r)
 	       name, (double)records_in / r->best2, r->floor / r->best2);
 	printf("bench: view.%s_bytes_per_record = %.1f\n", name,
 	       (double)r->bytes / (double)records_in);
+	if (r->packets)
+		printf("bench: view.%s_bytes_per_packet = %.1f (%.2f packets "
+		       "a record)\n",
+		       name, (double)r->bytes / (double)r->packets,
+		       (double)r->packets / (double)records_in);
 	printf("bench: view.%s_peak_rss_mb = %.1f MB\n", name,
 	       (double)r->rss_kb / 1024);
 }
 
+/* ---- Instructions per record (callgrind) -------------------------------- */
+
+/* bench_view --gen N DIR writes a trace of N records into DIR;
+ * bench_view --child FORMAT DIR: one merge of the trace in DIR into
+ * FORMAT ("null": the writer that drops its records), for callgrind. */
+static int
+child(const char *format, const char *trace)
+{
+	char count[sizeof dir + 8];
+
+	snprintf(dir, sizeof dir, "%s", trace);
+	if (!strcmp(format, "null"))
+		return run_merge_floor(NULL);
+	format_name = format;
+	merge_threads = 1;
+	snprintf(count, sizeof count, "%s/count", trace);
+	return run_merge(count); /* the records read, for the parent */
+}
+
+/* The records the last child read (its count file), else n. */
+static uint64_t
+records_read(const char *trace, uint64_t n)
+{
+	char path[sizeof dir + 8];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/count", trace);
+	if (!(f = fopen(path, "r")))
+		return n;
+	if (fscanf(f, "%llu", &v) == 1)
+		n = v;
+	fclose(f);
+	return n;
+}
+
+/* Instructions of one merge into format under callgrind; 0 when
+ * valgrind is missing or the run failed. */
+static uint64_t
+instructions(const char *self, const char *trace, const char *format)
+{
+	char cmd[2048], path[700], line[512];
+	uint64_t total = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/cg.out", trace);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind --callgrind-out-file=%s "
+	         "%s --child %s %s >/dev/null 2>&1",
+	         path, self, format, trace);
+	if (system(cmd) != 0 || !(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "totals:", 7) ||
+		    !strncmp(line, "summary:", 8)) {
+			total = strtoull(strchr(line, ':') + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	unlink(path);
+	return total;
+}
+
+/* Instructions per record of the merge core and of each writer, on a
+ * trace of its own (smaller: callgrind runs 50x slower). */
+static void
+print_instructions(const char *self)
+{
+	static const char *const formats[] = {"json", "perfetto"};
+	const char *env = getenv("BENCH_VIEW_CG_RECORDS");
+	uint64_t records = env ? strtoull(env, NULL, 10) : 500000ull, core;
+	char trace[sizeof dir];
+	double dummy_t;
+	long dummy;
+
+	if (strlen(dir) + 4 > sizeof trace)
+		return;
+	memcpy(trace, dir, strlen(dir));
+	memcpy(trace + strlen(dir), "/cg", 4);
+	if (mkdir(trace, 0700) != 0)
+		return;
+	snprintf(dir, sizeof dir, "%s", trace);
+	if (in_child(run_gen, &records, &dummy_t, &dummy) != 0 ||
+	    !(core = instructions(self, trace, "null"))) {
+		printf("bench: view.*_instr_per_record: callgrind run failed "
+		       "(no valgrind?)\n");
+		cleanup();
+		return;
+	}
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+		uint64_t n = instructions(self, trace, formats[i]);
+
+		if (!n)
+			continue;
+		records = records_read(trace, records);
+		if (i == 0)
+			printf("bench: view.merge_core_instr_per_record = %.0f "
+			       "(callgrind, %llu records, the merge into no "
+			       "format)\n",
+			       (double)core / (double)records,
+			       (unsigned long long)records);
+		printf("bench: view.%s_instr_per_record = %.0f (callgrind; "
+		       "the writer's own %.0f%s)\n",
+		       formats[i], (double)n / (double)records,
+		       ((double)n - (double)core) / (double)records,
+		       i == 0 ? ", with the summary's replay" : "");
+	}
+	cleanup();
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR"),
 	           *env = getenv("BENCH_VIEW_RECORDS");
@@ -203,6 +363,13 @@ main(void)
 	long dummy;
 	int rc = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "--child"))
+		return child(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--gen")) { /* N DIR: for profiling */
+		records = strtoull(argv[2], NULL, 10);
+		snprintf(dir, sizeof dir, "%s", argv[3]);
+		return run_gen(&records);
+	}
 	snprintf(dir, sizeof dir, "%s/dwbench-view-XXXXXX",
 	         base ? base : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -238,6 +405,13 @@ main(void)
 			    "libotf2\n");
 	}
 	remove_outputs();
+	if (!rc && !getenv("BENCH_QUICK")) {
+		char top[sizeof dir];
+
+		snprintf(top, sizeof top, "%s", dir);
+		print_instructions(argv[0]);
+		snprintf(dir, sizeof dir, "%s", top);
+	}
 	cleanup();
 	return rc;
 }

@@ -50,17 +50,70 @@ received_in(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a, uint64_t b)
 	return lo < n && v[lo].to == thread && v[lo].at <= b;
 }
 
-/* The end of the last busy burst of t ending at or before x; 0. */
-static uint64_t
-busy_end(const rp_thread *t, uint64_t x)
-{
-	size_t lo = rp_bursts_ended(t, x);
+/* Where the last search of a thread's bursts stopped: the waits of one
+ * thread come in time order, so the next search mostly moves a step or
+ * two forward (a binary search and a scan back, a wait and thread, were
+ * a third of the JSON writer's instructions).  busy[i]: burst i is busy
+ * (not a wait, not empty), worked out once. */
+typedef struct rp_cur {
+	size_t at;     /* the bursts before at ended by the last x */
+	uint64_t last; /* the end of the last busy one of them; 0 */
+	uint8_t *busy;
+} rp_cur;
 
-	while (lo-- > 0)
-		if (!rp_is_wait(t->b[lo].state) &&
-		    t->b[lo].end > t->b[lo].start)
-			return t->b[lo].end;
-	return 0;
+/* The end of the last busy burst of t ending at or before x; 0.
+ * Inlined: called for every wait and thread. */
+static inline __attribute__((always_inline)) uint64_t
+busy_end(const rp_thread *t, uint64_t x, rp_cur *c)
+{
+	size_t lo = c->at, k = 0;
+	uint64_t e = c->last;
+
+	for (; lo < t->nb && t->b[lo].end <= x && k++ < 8; lo++)
+		e = c->busy[lo] ? t->b[lo].end : e;
+	if (k > 8 || (lo && t->b[lo - 1].end > x)) { /* far: a search */
+		lo = rp_bursts_ended(t, x);
+		e = 0;
+		for (size_t i = lo; i-- > 0;)
+			if (c->busy[i]) {
+				e = t->b[i].end;
+				break;
+			}
+	}
+	c->at = lo;
+	c->last = e;
+	return e;
+}
+
+/* Each thread's cursor, with its bursts' busy flags; NULL when out of
+ * memory. */
+static rp_cur *
+curs_new(const rp_replay *r)
+{
+	rp_cur *c = calloc(r->nthreads + 1, sizeof *c);
+
+	for (uint32_t u = 0; c && u < r->nthreads; u++) {
+		const rp_thread *t = &r->t[u];
+
+		if (!(c[u].busy = malloc(t->nb + 1))) {
+			while (u-- > 0)
+				free(c[u].busy);
+			free(c);
+			return NULL;
+		}
+		for (size_t i = 0; i < t->nb; i++)
+			c[u].busy[i] = !rp_is_wait(t->b[i].state) &&
+			               t->b[i].end > t->b[i].start;
+	}
+	return c;
+}
+
+static void
+curs_free(const rp_replay *r, rp_cur *c)
+{
+	for (uint32_t u = 0; c && u < r->nthreads; u++)
+		free(c[u].busy);
+	free(c);
 }
 
 /* Wait, Send Receive, Wait, ...: i is followed by another wait. */
@@ -110,7 +163,7 @@ last_received(const rp_rcv *v, size_t n, uint32_t thread, uint64_t a,
  * the results in) waits for that receive.  0 when none did. */
 static uint64_t
 own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
-          const rp_rcv *v, uint32_t *from)
+          const rp_rcv *v, uint32_t *from, rp_cur *cur)
 {
 	uint64_t best = 0, at = 0;
 
@@ -122,7 +175,7 @@ own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
 		x = last_received(v, r->nm, u, a, b);
 		if (x <= best)
 			continue;
-		e = busy_end(&r->t[u], b);
+		e = busy_end(&r->t[u], b, &cur[u]);
 		best = x;
 		at = e > x ? e : x;
 		*from = u;
@@ -137,7 +190,7 @@ own_waker(const rp_replay *r, uint32_t th, uint64_t a, uint64_t b,
  * processes wake); else the busy burst of another thread that ended
  * last inside it.  Added to r->wake. */
 static int
-wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
+wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v, rp_cur *at)
 {
 	const rp_thread *t = &r->t[th];
 	const rp_burst *b = &t->b[i];
@@ -148,10 +201,10 @@ wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
 	if (received_in(v, r->nm, th, b->start, chain_end(t, i)))
 		return 0;
 	if (b->state != DWT_STATE_IDLE)
-		best = own_waker(r, th, b->start, b->end, v, &from);
+		best = own_waker(r, th, b->start, b->end, v, &from, at);
 	own = from != th;
 	for (uint32_t u = 0; u < r->nthreads && !own; u++) {
-		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end);
+		uint64_t e = u == th ? 0 : busy_end(&r->t[u], b->end, &at[u]);
 
 		if (e > b->start && e > best) {
 			best = e;
@@ -166,29 +219,86 @@ wait_waker(rp_replay *r, uint32_t th, size_t i, const rp_rcv *v)
 	return 0;
 }
 
+/* Each group of v (of n) with one receiver in time order: insertion,
+ * as a thread's receives come nearly in order, else qsort. */
+static void
+rcv_group_sort(rp_rcv *v, size_t n)
+{
+	size_t moves = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		rp_rcv x = v[i];
+		size_t k = i;
+
+		for (; k > 0 && v[k - 1].at > x.at; k--)
+			v[k] = v[k - 1];
+		v[k] = x;
+		if ((moves += i - k) > 16 * n) {
+			qsort(v, n, sizeof *v, rcv_cmp);
+			return;
+		}
+	}
+}
+
+/* The receives into v by receiver, then time: counted by receiver,
+ * then each receiver's sorted (a qsort of them all was 3% of the JSON
+ * writer).  c: one cursor a thread, its at used as the count. */
+static void
+rcv_sort(const rp_replay *r, rp_rcv *v, rp_cur *c)
+{
+	size_t pos = 0;
+
+	for (size_t i = 0; i < r->nm; i++) {
+		if (r->m[i].to >= r->nthreads) { /* cannot happen: all */
+			for (size_t k = 0; k < r->nm; k++)
+				v[k] = (rp_rcv){r->m[k].to, r->m[k].recv};
+			if (r->nm > 1)
+				qsort(v, r->nm, sizeof *v, rcv_cmp);
+			return;
+		}
+		c[r->m[i].to].at++;
+	}
+	for (uint32_t u = 0; u < r->nthreads; u++) {
+		size_t n = c[u].at;
+
+		c[u].at = pos;
+		pos += n;
+	}
+	for (size_t i = 0; i < r->nm; i++)
+		v[c[r->m[i].to].at++] = (rp_rcv){r->m[i].to, r->m[i].recv};
+	for (size_t u = 0, from = 0; u < r->nthreads; u++) {
+		rcv_group_sort(v + from, c[u].at - from);
+		from = c[u].at;
+	}
+}
+
 int
 rp_wakes(rp_replay *r)
 {
 	rp_rcv *v = malloc((r->nm + 1) * sizeof *v);
+	rp_cur *at = curs_new(r);
 	int err = 0;
 
 	r->nwake = 0;
-	if (!v)
+	if (!v || !at) {
+		free(v);
+		curs_free(r, at);
 		return -1;
-	for (size_t i = 0; i < r->nm; i++)
-		v[i] = (rp_rcv){r->m[i].to, r->m[i].recv};
-	if (r->nm > 1)
-		qsort(v, r->nm, sizeof *v, rcv_cmp);
+	}
+	rcv_sort(r, v, at);
 	for (uint32_t th = 0; th < r->nthreads && !err; th++) {
 		const rp_thread *t = &r->t[th];
 
+		for (uint32_t u = 0; u < r->nthreads; u++)
+			at[u].at = at[u].last = 0;
 		/* the last burst: a wait there waits for the run to end */
 		for (size_t i = 0; i + 1 < t->nb && !err; i++)
 			if (rp_is_wait(t->b[i].state) &&
 			    t->b[i].state != DWT_STATE_NOT_CREATED &&
 			    t->b[i].end > t->b[i].start)
-				err = wait_waker(r, th, i, v);
+				err = wait_waker(r, th, i, v, at);
 	}
+	curs_free(r, at);
 	free(v);
 	return err;
 }

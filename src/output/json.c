@@ -248,7 +248,10 @@ tables(json_writer *j, const mg_info *info)
 	j->pre_len = calloc(info->nthreads + 1, 1);
 	j->states = calloc(lb->nstates + 1, sizeof *j->states);
 	j->types = calloc(lb->ntypes + 1, sizeof *j->types);
-	if (!j->th || !j->pre || !j->pre_len || !j->states || !j->types)
+	j->vals = calloc(lb->ntypes + 1, sizeof *j->vals);
+	j->nvals = calloc(lb->ntypes + 1, sizeof *j->nvals);
+	if (!j->th || !j->pre || !j->pre_len || !j->states || !j->types ||
+	    !j->vals || !j->nvals)
 		return DW_ENOMEM;
 	j->ntypes = lb->ntypes;
 	j->nstates = lb->nstates;
@@ -338,6 +341,11 @@ json_free(mg_writer *w)
 		free(j->states[i].s);
 	for (size_t i = 0; j->types && i < j->ntypes; i++)
 		free(j->types[i].s);
+	for (size_t i = 0; j->vals && i < j->ntypes; i++) {
+		for (size_t k = 0; j->vals[i] && k < j->nvals[i]; k++)
+			free(j->vals[i][k].s);
+		free(j->vals[i]);
+	}
 	for (size_t i = 0; i < j->nfuncs; i++)
 		free(j->funcs[i].s);
 	for (int k = 0; k < 2; k++) {
@@ -352,6 +360,8 @@ json_free(mg_writer *w)
 	free(j->pre_len);
 	free(j->states);
 	free(j->types);
+	free(j->vals);
+	free(j->nvals);
 	free(j->funcs);
 	of_names_free(j->path, j->tmp, !j->ended);
 	free(j);

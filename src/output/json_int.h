@@ -58,6 +58,10 @@ typedef struct json_writer {
 	const js_name *by_state[JS_BYSTATE];
 	js_name *types; /* by index in info->labels->types (at begin) */
 	size_t ntypes;
+	/* the labels of each type's values, escaped when first used: by
+	 * type index, then value index (NULL: none used yet) */
+	js_name **vals;
+	size_t *nvals;  /* vals[k]'s entries */
 	js_name *funcs; /* by function id, filled when first used */
 	size_t nfuncs;
 	js_name *runs[2]; /* DW_EV_FUNCTION, DW_EV_BATCH values: the same */

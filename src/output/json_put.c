@@ -241,14 +241,57 @@ type_name(json_writer *j, uint32_t type, const mg_type_label **tl)
 	return NULL;
 }
 
+/* The label of value of type tl, escaped once and kept; NULL when it
+ * has none, or (*raw set to it, to escape here) when out of memory. */
+static const js_name *
+label_name(json_writer *j, const mg_type_label *tl, uint64_t value,
+           const char **raw)
+{
+	size_t k, lo = 0, hi = tl ? tl->nvalues : 0;
+
+	*raw = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tl->values[mid].value == value) {
+			lo = mid;
+			break;
+		}
+		if (tl->values[mid].value < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= hi)
+		return NULL;
+	k = (size_t)(tl - j->info->labels->types);
+	*raw = tl->values[lo].name;
+	if (k >= j->ntypes)
+		return NULL;
+	if (!j->vals[k]) {
+		if (!(j->vals[k] = calloc(tl->nvalues, sizeof *j->vals[k])))
+			return NULL;
+		j->nvals[k] = tl->nvalues;
+	}
+	if (lo >= j->nvals[k] ||
+	    (!j->vals[k][lo].s &&
+	     js_name_set(&j->vals[k][lo], tl->values[lo].name) != DW_OK))
+		return NULL;
+	*raw = NULL;
+	return &j->vals[k][lo];
+}
+
 dw_err
 js_instant(json_writer *j, uint32_t thread, uint64_t t, const mg_pair *pr)
 {
 	const mg_type_label *tl;
 	const js_name *n = type_name(j, pr->type, &tl);
-	const char *v = lb_value(tl, pr->value);
-	dw_err err =
-	    js_need(j, JS_LINE + (n ? n->len : 0) + (v ? 6 * JS_NAME_MAX : 0));
+	const char *v;
+	const js_name *lv = label_name(j, tl, pr->value, &v);
+	dw_err err = js_need(j, JS_LINE + (n ? n->len : 0) +
+	                            (lv  ? lv->len
+	                             : v ? 6 * JS_NAME_MAX
+	                                 : 0));
 	char *p;
 
 	if (err != DW_OK)
@@ -269,9 +312,9 @@ js_instant(json_writer *j, uint32_t thread, uint64_t t, const mg_pair *pr)
 	p = ob_u64(p, pr->type);
 	PUT(p, ",\"value\":");
 	p = ob_u64(p, pr->value);
-	if (v) {
+	if (lv || v) {
 		PUT(p, ",\"label\":\"");
-		p = js_put_esc(p, v);
+		p = lv ? ob_mem(p, lv->s, lv->len) : js_put_esc(p, v);
 		*p++ = '"';
 	}
 	PUT(p, "}}");

@@ -102,10 +102,40 @@ st_pop_ideal(st_pop *out, double ideal)
 /* ---- Sorted tables ----------------------------------------------------------
  */
 
+static void *table_insert(void **arr, size_t *n, size_t size, size_t ksize,
+                          uint64_t key);
+
 /* The entry of key in a table sorted by a leading key of ksize bytes
- * (4 or 8), inserted zeroed when missing; NULL when out of memory. */
-static void *
+ * (4 or 8), inserted zeroed when missing; NULL when out of memory.
+ * Inlined, so that ksize is a constant: a lookup for every record. */
+static inline __attribute__((always_inline)) void *
 table_get(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key)
+{
+	unsigned char *a = *arr;
+	size_t lo = 0, hi = *n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k = 0;
+		uint32_t k32;
+
+		if (ksize == 4)
+			memcpy(&k32, a + mid * size, 4), k = k32;
+		else
+			memcpy(&k, a + mid * size, 8);
+		if (k == key)
+			return a + mid * size;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return table_insert(arr, n, size, ksize, key);
+}
+
+/* table_get's key, missing: inserted in order. */
+static void *
+table_insert(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key)
 {
 	unsigned char *a = *arr;
 	size_t lo = 0, hi = *n;

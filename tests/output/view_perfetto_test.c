@@ -43,8 +43,8 @@ static const pd_field schema[] = {
     {"TrackEvent", 9, "type", K_ENUM_TE, NULL},
     {"TrackEvent", 10, "name_iid", K_U, NULL},
     {"TrackEvent", 4, "debug_annotations", K_MSG, "DebugAnnotation"},
-    {"TrackEvent", 47, "flow_ids", K_FIX64, NULL},
-    {"TrackEvent", 48, "terminating_flow_ids", K_FIX64, NULL},
+    {"TrackEvent", 36, "flow_ids_old", K_U, NULL},
+    {"TrackEvent", 42, "terminating_flow_ids_old", K_U, NULL},
     {"DebugAnnotation", 1, "name_iid", K_U, NULL},
     {"DebugAnnotation", 3, "uint_value", K_U, NULL},
     {"InternedData", 2, "event_names", K_MSG, "Interned"},
@@ -180,9 +180,9 @@ scalar(pd_out *o, const char *msg, const char *name, uint64_t v,
 		o->te_type = v;
 	else if (!strcmp(msg, "TrackEvent") && !strcmp(name, "name_iid"))
 		o->te_name = v;
-	else if (!strcmp(name, "flow_ids"))
+	else if (!strcmp(name, "flow_ids_old"))
 		o->flow = v;
-	else if (!strcmp(name, "terminating_flow_ids"))
+	else if (!strcmp(name, "terminating_flow_ids_old"))
 		o->flow_end = v;
 	else if (!strcmp(msg, "Interned") && !strcmp(name, "iid"))
 		o->in_iid = (uint32_t)v;
