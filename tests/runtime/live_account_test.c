@@ -13,7 +13,8 @@
  *  - frame bytes, from threads with a slot and from one without;
  *  - the class times of a thread put in Running, Idle, Waiting a
  *    message and Blocking send for sleeps: each class holds the time
- *    between its switches, as timed around them.
+ *    between its switches, as timed around them (run again with
+ *    DWORK_ACCOUNT_CLOCK=monotonic: the fallback clock's path).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -195,6 +196,7 @@ static const struct {
              {DWT_STATE_BLOCKING_SEND, 10},   {ACCT_STATE_OFF, 0}};
 #define NSTEPS (sizeof steps / sizeof steps[0])
 static uint64_t lo[ACCT_NCLASS], hi[ACCT_NCLASS];
+static uint32_t cls_seen; /* acct_cls_now in the first step */
 
 static void *
 timed(void *arg)
@@ -206,6 +208,8 @@ timed(void *arg)
 		a[i] = now_ns();
 		acct_enter(steps[i].state);
 		b[i] = now_ns();
+		if (i == 0)
+			cls_seen = acct_cls_now;
 		usleep((useconds_t)steps[i].ms * 1000);
 	}
 	for (size_t i = 0; i + 1 < NSTEPS; i++) {
@@ -245,6 +249,13 @@ check_classes(void)
 		CHECK(got[k] + 20000 >= lo[k]);
 		CHECK(got[k] <= hi[k] + 20000);
 	}
+	/* the fallback clock leaves every change to account.c */
+	const char *c = getenv("DWORK_ACCOUNT_CLOCK");
+	if (c && !strcmp(c, "monotonic"))
+		CHECK(cls_seen == ACCT_CLS_UNKNOWN);
+	else
+		printf("live_account: the inline switch is %s\n",
+		       cls_seen == ACCT_USEFUL ? "on (TSC)" : "off");
 	acct_snap_free(before);
 	acct_snap_free(after);
 	free(before);
