@@ -104,8 +104,8 @@ static void __attribute__((constructor)) acct_init_env(void)
 	/* DWORK_ACCOUNT_CLOCK=monotonic: the fallback clock, as where the
 	 * TSC is not the kernel's (tests run both) */
 	const char *c = getenv("DWORK_ACCOUNT_CLOCK");
-	acct_tsc = acct_on && acct_tsc_trusted() &&
-	           !(c && !strcmp(c, "monotonic"));
+	acct_tsc =
+	    acct_on && acct_tsc_trusted() && !(c && !strcmp(c, "monotonic"));
 	acct_t0 = acct_now();
 	acct_tsc0 = acct_ticks();
 }
