@@ -31,7 +31,8 @@
  * 0.87-1.09 across runs, which hid a 2% cost.  Tracing is off in all.
  * Each run is a child process (its workers inherit DWORK_ACCOUNT).
  * Each pair runs off then on, the next on then off, so that a drift of
- * the machine's load falls on both sides alike.
+ * the machine's load falls on both sides alike; NAME.best divides the
+ * fastest run on by the fastest off (the load only adds time).
  * BENCH_QUICK=1 runs a tenth of the calls, a fifth of the pmap items,
  * and no callgrind.
  */
@@ -292,6 +293,12 @@ overhead(const char *self, int pmap, int n)
 	       "%.3f us per %s)\n",
 	       name, cm, clo, chi, mcon / per * 1e6, mcoff / per * 1e6,
 	       pmap ? "item" : "call");
+	/* the load only adds time: the fastest run of each side is the
+	 * one it disturbed least (on[], off[] are sorted by median) */
+	printf("bench: %s.best = %.3f (the fastest run on over the fastest "
+	       "off, wall: %.3f us, %.3f us per %s; CPU: %.3f)\n",
+	       name, on[0] / off[0], on[0] / per * 1e6, off[0] / per * 1e6,
+	       pmap ? "item" : "call", con[0] / coff[0]);
 }
 
 static int
