@@ -40,6 +40,10 @@ static uint64_t acct_bytes[2];
 ACCT_TLS struct acct_slot *acct_me;
 #define me acct_me
 static ACCT_TLS int me_role;
+/* A runtime thread that is not counted (I/O, control): no figure shows
+ * its class times, so its state changes read no clock and write
+ * nothing (its slot, taken for its counters, stays outside any state). */
+static ACCT_TLS int me_untimed;
 ACCT_TLS uint32_t acct_cls_now = ACCT_CLS_UNKNOWN;
 
 uint64_t
@@ -207,6 +211,8 @@ acct_account(struct acct_slot *s, uint64_t now, uint32_t cls)
 void
 acct_switch_slow(uint32_t cls)
 {
+	if (me_untimed)
+		return;
 	struct acct_slot *s = me ? me : acct_claim();
 	if (__builtin_expect(!s, 0))
 		return;
@@ -220,7 +226,12 @@ acct_switch_slow(uint32_t cls)
 void
 acct_frame_slow(int sent, size_t bytes)
 {
-	__atomic_fetch_add(&acct_bytes[sent != 0], bytes, __ATOMIC_RELAXED);
+	struct acct_slot *s = acct_claim(); /* once a thread */
+	if (s)
+		acct_frame(sent, bytes);
+	else
+		__atomic_fetch_add(&acct_bytes[sent != 0], bytes,
+		                   __ATOMIC_RELAXED);
 }
 
 static struct acct_fnc *
@@ -289,6 +300,10 @@ static void
 acct_set_role(int role)
 {
 	me_role = role;
+	if (role == ACCT_NOT_COUNTED && me && me->cls != ACCT_NCLASS)
+		acct_account(me, acct_ticks(), ACCT_NCLASS);
+	me_untimed = role == ACCT_NOT_COUNTED;
+	acct_cls_now = ACCT_CLS_UNKNOWN;
 	if (me)
 		__atomic_store_n(&me->role, (uint32_t)role, __ATOMIC_RELAXED);
 	if (role != ACCT_NOT_COUNTED && acct_on)

@@ -14,7 +14,8 @@
  *  - the class times of a thread put in Running, Idle, Waiting a
  *    message and Blocking send for sleeps: each class holds the time
  *    between its switches, as timed around them (run again with
- *    DWORK_ACCOUNT_CLOCK=monotonic: the fallback clock's path).
+ *    DWORK_ACCOUNT_CLOCK=monotonic: the fallback clock's path), and
+ *    none from a runtime thread not counted (I/O), whose frames count.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -76,6 +77,22 @@ worker(void *arg)
 		acct_issued(ids[2 + ((i + f) & 1)]);
 		acct_frame(i & 1, 10);
 	}
+	return NULL;
+}
+
+/* A runtime thread that is not counted: its states keep no time, its
+ * frames count. */
+static void *
+io_thread(void *arg)
+{
+	(void)arg;
+	acct_thread("I/O");
+	acct_enter(DWT_STATE_IDLE);
+	usleep(20000);
+	acct_enter(DWT_STATE_SEND_RECEIVE);
+	acct_frame(1, 5);
+	usleep(10000);
+	acct_enter(DWT_STATE_IDLE);
 	return NULL;
 }
 
@@ -233,6 +250,8 @@ check_classes(void)
 	pthread_t t;
 	REQUIRE(pthread_create(&t, NULL, timed, NULL) == 0);
 	pthread_join(t, NULL);
+	REQUIRE(pthread_create(&t, NULL, io_thread, NULL) == 0);
+	pthread_join(t, NULL);
 	REQUIRE(acct_decode(b, acct_encode(b, 0, ACCT_NCLASS), after, why,
 	                    sizeof why) == 0);
 	/* the new time is in the slot the thread took (a freed one) */
@@ -241,6 +260,8 @@ check_classes(void)
 		for (int k = 0; k < ACCT_NCLASS; k++)
 			got[k] += after->thr[i].ns[k] -
 			          (i < before->nthr ? before->thr[i].ns[k] : 0);
+	/* the I/O thread's 20 ms idle and 10 ms runtime are not there */
+	CHECK_EQ_U64(after->sent - before->sent, 5);
 	static const char *cls[] = {"useful", "waiting", "runtime", "idle"};
 	for (int k = 0; k < ACCT_NCLASS; k++) {
 		printf("live_account: %s %.3f ms, between %.3f and %.3f\n",
