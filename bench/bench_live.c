@@ -9,13 +9,18 @@
  *                             pinned to one CPU (taskset -c 0), on and
  *                             off runs interleaved, the median of RUNS
  *                             pairs' ratios (their spread is printed)
- *   live.overhead_ratio.pmap  dw_pmap of 20,000 items over 2 workers,
- *                             the same way
+ *   live.overhead_ratio.pmap  dw_pmap of 50,000 items over 2 workers,
+ *                             PMAP_REPS times a run, the same way with
+ *                             PMAP_RUNS pairs (a pmap item is ~1 us: a
+ *                             run of one pmap of 20,000 was 20 ms, and
+ *                             its pairs spread 0.88-1.20)
  *   live.instr_ratio          instructions of every process per call,
  *                             on over off, from valgrind --tool=callgrind
  *                             (the difference of 1,200 calls and 200, so
  *                             start-up and exit cancel): the figure the
  *                             load cannot move
+ *   live.instr_ratio.pmap     the same per pmap item (12,000 items less
+ *                             2,000)
  *   live.top_snapshot_ms_256  `dwork top --once --json` against a master
  *                             of 256 local workers: the whole command
  *                             (exec, handshake, one snapshot), best and
@@ -25,7 +30,11 @@
  * processes (cross-CPU wake-ups cost tens of microseconds on a VM):
  * 0.87-1.09 across runs, which hid a 2% cost.  Tracing is off in all.
  * Each run is a child process (its workers inherit DWORK_ACCOUNT).
- * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
+ * Each pair runs off then on, the next on then off, so that a drift of
+ * the machine's load falls on both sides alike; NAME.best divides the
+ * fastest run on by the fastest off (the load only adds time).
+ * BENCH_QUICK=1 runs a tenth of the calls, a fifth of the pmap items,
+ * and no callgrind.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -38,9 +47,11 @@
 
 #include <dwork/dwork.h>
 
-#define CALLS 100000
-#define ITEMS 20000
-#define RUNS  7 /* interleaved on/off pairs */
+#define CALLS     100000
+#define ITEMS     50000
+#define PMAP_REPS 4
+#define RUNS      7  /* interleaved on/off pairs */
+#define PMAP_RUNS 11 /* the same for pmap */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -131,13 +142,17 @@ child_pmap(int n)
 		in[i] = (uint64_t)i;
 		items[i] = (dw_buf){&in[i], sizeof in[i]};
 	}
-	uint64_t c0 = cpu_ns();
-	double t0 = now_s();
-	if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
-		return 1;
-	double t = now_s() - t0;
-	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
-	dw_results_free(out, (size_t)n);
+	double t = 0, c = 0;
+	for (int r = 0; r < PMAP_REPS; r++) {
+		uint64_t c0 = cpu_ns();
+		double t0 = now_s();
+		if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
+			return 1;
+		t += now_s() - t0;
+		c += (cpu_ns() - c0) * 1e-9;
+		dw_results_free(out, (size_t)n);
+	}
+	printf("%.6f %.6f\n", t, c);
 	return 0;
 }
 
@@ -242,34 +257,48 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* RUNS interleaved off/on pairs, pinned; prints the median ratio. */
+/* runs interleaved off/on pairs, pinned; prints the median ratio. */
 static void
 overhead(const char *self, int pmap, int n)
 {
-	double off[RUNS], on[RUNS], ratio[RUNS], coff[RUNS], con[RUNS],
-	    cratio[RUNS];
-	for (int r = 0; r < RUNS; r++) {
-		off[r] = run(self, 0, pmap, n, &coff[r]);
-		on[r] = run(self, 1, pmap, n, &con[r]);
+	enum { MAXR = RUNS > PMAP_RUNS ? RUNS : PMAP_RUNS };
+	int runs = pmap ? PMAP_RUNS : RUNS, per = pmap ? n * PMAP_REPS : n;
+	double off[MAXR], on[MAXR], ratio[MAXR], coff[MAXR], con[MAXR],
+	    cratio[MAXR];
+	for (int r = 0; r < runs; r++) {
+		if (r & 1) {
+			on[r] = run(self, 1, pmap, n, &con[r]);
+			off[r] = run(self, 0, pmap, n, &coff[r]);
+		} else {
+			off[r] = run(self, 0, pmap, n, &coff[r]);
+			on[r] = run(self, 1, pmap, n, &con[r]);
+		}
 		ratio[r] = on[r] / off[r];
 		cratio[r] = con[r] / coff[r];
 	}
-	double cm = median(cratio, RUNS), clo = cratio[0],
-	       chi = cratio[RUNS - 1];
-	double m = median(ratio, RUNS), lo = ratio[0], hi = ratio[RUNS - 1];
-	double mon = median(on, RUNS), moff = median(off, RUNS);
+	double cm = median(cratio, runs), clo = cratio[0],
+	       chi = cratio[runs - 1];
+	double m = median(ratio, runs), lo = ratio[0], hi = ratio[runs - 1];
+	double mon = median(on, runs), moff = median(off, runs);
 	const char *name =
 	    pmap ? "live.overhead_ratio.pmap" : "live.overhead_ratio";
-	printf("bench: %s = %.3f (one CPU, median of %d interleaved pairs, "
-	       "spread %.3f-%.3f; on %.2f us, off %.2f us per %s)\n",
-	       name, m, RUNS, lo, hi, mon / n * 1e6, moff / n * 1e6,
-	       pmap ? "item" : "call");
-	double mcon = median(con, RUNS), mcoff = median(coff, RUNS);
+	printf("bench: %s = %.3f (one CPU, median of %d interleaved pairs "
+	       "of %d %s, spread %.3f-%.3f; on %.3f us, off %.3f us per "
+	       "%s)\n",
+	       name, m, runs, per, pmap ? "items" : "calls", lo, hi,
+	       mon / per * 1e6, moff / per * 1e6, pmap ? "item" : "call");
+	double mcon = median(con, runs), mcoff = median(coff, runs);
 	printf("bench: %s.cpu = %.3f (CPU time of every thread of the run, "
-	       "median of the same pairs, spread %.3f-%.3f; on %.2f us, off "
-	       "%.2f us per %s)\n",
-	       name, cm, clo, chi, mcon / n * 1e6, mcoff / n * 1e6,
+	       "median of the same pairs, spread %.3f-%.3f; on %.3f us, off "
+	       "%.3f us per %s)\n",
+	       name, cm, clo, chi, mcon / per * 1e6, mcoff / per * 1e6,
 	       pmap ? "item" : "call");
+	/* the load only adds time: the fastest run of each side is the
+	 * one it disturbed least (on[], off[] are sorted by median) */
+	printf("bench: %s.best = %.3f (the fastest run on over the fastest "
+	       "off, wall: %.3f us, %.3f us per %s; CPU: %.3f)\n",
+	       name, on[0] / off[0], on[0] / per * 1e6, off[0] / per * 1e6,
+	       pmap ? "item" : "call", con[0] / coff[0]);
 }
 
 static int
@@ -291,15 +320,15 @@ rm_cg(const char *dir)
 /* Instructions of every process of a run of n calls under callgrind
  * (the totals of all its output files); 0 when the run failed. */
 static uint64_t
-instructions(const char *self, const char *dir, int on, int n)
+instructions(const char *self, const char *dir, int on, int pmap, int n)
 {
 	char cmd[5000], line[512], f[1200];
 	snprintf(cmd, sizeof cmd,
 	         "DWORK_ACCOUNT=%d DWORK_HEARTBEAT_MS=600000 "
 	         "DWORK_HEARTBEAT_TIMEOUT_MS=1200000 valgrind --tool=callgrind "
 	         "--trace-children=yes --callgrind-out-file=%s/cg.%%p "
-	         "%s --child 0 %d >/dev/null 2>&1",
-	         on, dir, self, n);
+	         "%s --child %d %d >/dev/null 2>&1",
+	         on, dir, self, pmap, n);
 	uint64_t total = 0;
 	if (system(cmd) != 0)
 		return 0;
@@ -326,12 +355,16 @@ instructions(const char *self, const char *dir, int on, int n)
 	return total;
 }
 
+/* Instructions a call (a pmap item): the difference of two runs, so
+ * that start-up and exit cancel (a pmap child runs PMAP_REPS pmaps). */
 static double
-instr_per_call(const char *self, const char *dir, int on)
+instr_per_call(const char *self, const char *dir, int on, int pmap)
 {
-	uint64_t a = instructions(self, dir, on, 200);
-	uint64_t b = instructions(self, dir, on, 1200);
-	return a && b > a ? (double)(b - a) / 1000.0 : -1;
+	int n0 = pmap ? 500 : 200, n1 = pmap ? 3000 : 1200;
+	uint64_t a = instructions(self, dir, on, pmap, n0);
+	uint64_t b = instructions(self, dir, on, pmap, n1);
+	double k = (double)(n1 - n0) * (pmap ? PMAP_REPS : 1);
+	return a && b > a ? (double)(b - a) / k : -1;
 }
 
 static void
@@ -345,17 +378,21 @@ instr_ratio(const char *self)
 		printf("bench: live.instr_ratio: no valgrind (missing)\n");
 		return;
 	}
-	double off = instr_per_call(self, dir, 0);
-	double on = instr_per_call(self, dir, 1);
+	for (int pmap = 0; pmap < 2; pmap++) {
+		const char *name =
+		    pmap ? "live.instr_ratio.pmap" : "live.instr_ratio";
+		double off = instr_per_call(self, dir, 0, pmap);
+		double on = instr_per_call(self, dir, 1, pmap);
+		if (off > 0 && on > 0)
+			printf("bench: %s = %.3f (callgrind, all processes: "
+			       "%.0f instructions a%s on, %.0f off, +%.0f)\n",
+			       name, on / off, on,
+			       pmap ? " pmap item" : " call", off, on - off);
+		else
+			printf("bench: %s: callgrind run failed (missing)\n",
+			       name);
+	}
 	rm_cg(dir);
-	if (off > 0 && on > 0)
-		printf("bench: live.instr_ratio = %.3f (callgrind, all "
-		       "processes: %.0f instructions a call on, %.0f off, "
-		       "+%.0f)\n",
-		       on / off, on, off, on - off);
-	else
-		printf("bench: live.instr_ratio: callgrind run failed "
-		       "(missing)\n");
 }
 
 int
@@ -375,12 +412,14 @@ main(int argc, char **argv)
 	const char *q = getenv("BENCH_QUICK");
 	int quick = q && *q && strcmp(q, "0");
 	overhead(self, 0, quick ? CALLS / 10 : CALLS);
-	overhead(self, 1, quick ? ITEMS / 10 : ITEMS);
+	overhead(self, 1, quick ? ITEMS / 5 : ITEMS);
 	printf("bench: live.overhead_ratio.target = 1.02\n");
 	if (!quick)
 		instr_ratio(self);
 	else
-		printf("bench: live.instr_ratio: BENCH_QUICK (missing)\n");
+		printf("bench: live.instr_ratio: BENCH_QUICK (missing)\n"
+		       "bench: live.instr_ratio.pmap: BENCH_QUICK "
+		       "(missing)\n");
 	fflush(stdout);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "%s --top 256", self);

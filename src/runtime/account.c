@@ -1,8 +1,10 @@
 /*
  * Always-on accounting (live.h): per thread, the time in each class of
  * state; per function, calls served and issued; bytes; memory.  Each
- * thread writes only its own slot, under a sequence counter that a
- * reader retries on, so the hot path takes no lock.
+ * thread writes only its own slot (its class times under a sequence
+ * counter that a reader retries on; its calls and bytes as plain
+ * counters), so the hot path takes no lock and makes no atomic
+ * read-modify-write.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
 #define ACCT_HAVE_TSC 1
 #endif
 
@@ -28,25 +29,21 @@
 #define ACCT_THR_BYTES 40u
 #define ACCT_FN_SENT   128 /* functions in one STATS payload at most */
 
-struct slot {
-	uint32_t seq; /* odd while its thread writes */
-	uint32_t cls; /* ACCT_NCLASS: outside any state */
-	uint32_t fn;
-	uint32_t role;
-	uint32_t free; /* its thread ended: another may take it */
-	uint64_t since;
-	uint64_t ns[ACCT_NCLASS];
-};
-
 int acct_on = 1;
 static uint64_t acct_t0;
-static struct slot slots[ACCT_THREADS];
+static struct acct_slot slots[ACCT_THREADS];
 static uint32_t nslots;
 static uint64_t lost_threads; /* threads beyond ACCT_THREADS */
 static struct acct_fnc fns[ACCT_FUNCS];
-uint64_t acct_bytes[2]; /* received, sent */
-static ACCT_TLS struct slot *me;
+/* frame bytes of threads without a slot: received, sent */
+static uint64_t acct_bytes[2];
+ACCT_TLS struct acct_slot *acct_me;
+#define me acct_me
 static ACCT_TLS int me_role;
+/* A runtime thread that is not counted (I/O, control): no figure shows
+ * its class times, so its state changes read no clock and write
+ * nothing (its slot, taken for its counters, stays outside any state). */
+static ACCT_TLS int me_untimed;
 ACCT_TLS uint32_t acct_cls_now = ACCT_CLS_UNKNOWN;
 
 uint64_t
@@ -108,7 +105,11 @@ static void __attribute__((constructor)) acct_init_env(void)
 	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") ||
 	          !strcasecmp(v, "no") || !strcasecmp(v, "false")))
 		acct_on = 0;
-	acct_tsc = acct_on && acct_tsc_trusted();
+	/* DWORK_ACCOUNT_CLOCK=monotonic: the fallback clock, as where the
+	 * TSC is not the kernel's (tests run both) */
+	const char *c = getenv("DWORK_ACCOUNT_CLOCK");
+	acct_tsc =
+	    acct_on && acct_tsc_trusted() && !(c && !strcmp(c, "monotonic"));
 	acct_t0 = acct_now();
 	acct_tsc0 = acct_ticks();
 }
@@ -124,15 +125,15 @@ acct_init(void)
 static pthread_key_t acct_key;
 static pthread_once_t acct_key_once = PTHREAD_ONCE_INIT;
 
+static void acct_account(struct acct_slot *s, uint64_t now, uint32_t cls);
+
 static void
 acct_thread_end(void *arg)
 {
-	struct slot *s = arg;
-	me = s;
-	acct_switch(ACCT_NCLASS);
+	struct acct_slot *s = arg;
+	acct_account(s, acct_ticks(), ACCT_NCLASS);
 	__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
 	me = NULL;
-	acct_fn_now = NULL;
 	acct_cls_now = ACCT_CLS_UNKNOWN;
 	__atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
 }
@@ -143,7 +144,7 @@ acct_key_init(void)
 	pthread_key_create(&acct_key, acct_thread_end);
 }
 
-static struct slot *
+static struct acct_slot *
 acct_reuse(void)
 {
 	uint32_t n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
@@ -158,15 +159,16 @@ acct_reuse(void)
 	return NULL;
 }
 
-static struct slot *
+static struct acct_slot *
 acct_claim(void)
 {
+	if (!acct_on)
+		return NULL;
 	pthread_once(&acct_key_once, acct_key_init);
-	struct slot *r = acct_reuse();
+	struct acct_slot *r = acct_reuse();
 	if (r) {
 		__atomic_store_n(&r->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 		me = r;
-		acct_fn_now = &r->fn;
 		pthread_setspecific(acct_key, r);
 		return r;
 	}
@@ -176,81 +178,60 @@ acct_claim(void)
 		__atomic_fetch_add(&lost_threads, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	struct slot *s = &slots[i];
+	struct acct_slot *s = &slots[i];
 	__atomic_store_n(&s->cls, ACCT_NCLASS, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->role, (uint32_t)me_role, __ATOMIC_RELEASE);
 	me = s;
-	acct_fn_now = &s->fn;
 	pthread_setspecific(acct_key, s);
 	return s;
 }
 
 /* Adds the burst that ends at now to s and starts cls's: the writer's
- * side of the sequence counter around it (only this thread writes s). */
-static inline void
-acct_account(struct slot *s, uint64_t now, uint32_t cls)
+ * side of the sequence counter around it (only this thread writes s);
+ * live.h's acct_switch_fast is the same, inline. */
+static void
+acct_account(struct acct_slot *s, uint64_t now, uint32_t cls)
 {
 	uint32_t q = s->seq + 1;
 	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	uint32_t old = s->cls;
-	if (old < ACCT_NCLASS)
-		__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
-		                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+	                 __ATOMIC_RELAXED);
 	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
 }
 
-/* The thread's first state, or no TSC: kept out of the hot path. */
-static void __attribute__((noinline, cold)) acct_switch_slow(uint32_t cls)
+/* The thread's first state (it claims its slot), or a state change
+ * without the TSC: out of the inline path.  With the TSC the thread's
+ * class goes into acct_cls_now, and the inline path takes the next
+ * change; without it acct_cls_now stays unknown and every change comes
+ * here. */
+void
+acct_switch_slow(uint32_t cls)
 {
-	struct slot *s = me ? me : acct_claim();
+	if (me_untimed)
+		return;
+	struct acct_slot *s = me ? me : acct_claim();
 	if (__builtin_expect(!s, 0))
 		return;
-	uint64_t now = acct_ticks();
-	acct_cls_now = cls;
-	acct_account(s, now, cls);
-}
-
-/* The thread's class changes (acct_enter saw that it does): a leaf with
- * no stack frame when the thread has its slot and the TSC is the clock,
- * the claim and the other clock in a cold tail. */
-void
-acct_switch(uint32_t cls)
-{
-	struct slot *s = me;
-#ifdef ACCT_HAVE_TSC
-	if (__builtin_expect(s != NULL && acct_tsc, 1)) {
-		uint64_t now = __rdtsc();
-		acct_cls_now = cls;
-		acct_account(s, now, cls);
+	if (!acct_tsc && s->cls == cls)
 		return;
-	}
-#else
-	(void)s;
-#endif
-	acct_switch_slow(cls);
+	acct_account(s, acct_ticks(), cls);
+	if (acct_tsc)
+		acct_cls_now = cls;
 }
 
-/* The calling thread's last function and its counters (live.h's fast
- * path): a thread that runs or calls one function over and over finds
- * it at once; and its slot's current function. */
-ACCT_TLS struct acct_fnc *acct_fn_last;
-ACCT_TLS uint32_t *acct_fn_now;
-
-static struct acct_fnc *acct_fn_find(uint32_t id);
-
-static struct acct_fnc *
-acct_fn_slot(uint32_t id)
+void
+acct_frame_slow(int sent, size_t bytes)
 {
-	struct acct_fnc *f = acct_fn_last;
-	if (f && f->id == id)
-		return f;
-	f = acct_fn_find(id);
-	if (f)
-		acct_fn_last = f;
-	return f;
+	struct acct_slot *s = acct_claim(); /* once a thread */
+	if (s)
+		acct_frame(sent, bytes);
+	else
+		__atomic_fetch_add(&acct_bytes[sent != 0], bytes,
+		                   __ATOMIC_RELAXED);
 }
 
 static struct acct_fnc *
@@ -271,29 +252,58 @@ acct_fn_find(uint32_t id)
 	return NULL; /* more functions than ACCT_FUNCS: not counted */
 }
 
+/* The thread moves on to counting function id (issued: calls to it,
+ * else runs of it): the calls it counted for the last one go into the
+ * process's table, under fseq, so that a reader adding the table and
+ * the slots' own counts sees each call once. */
+static void
+acct_move(struct acct_slot *s, int issued, uint32_t id)
+{
+	struct acct_fnc *f = acct_fn_find(id);
+	uint32_t q = s->fseq + 1;
+	__atomic_store_n(&s->fseq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	struct acct_fnc **at = issued ? &s->isf : &s->sf;
+	uint64_t *n = issued ? &s->issued : &s->served;
+	if (*at && *n)
+		__atomic_fetch_add(issued ? &(*at)->issued : &(*at)->served, *n,
+		                   __ATOMIC_RELAXED);
+	__atomic_store_n(n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(at, f, __ATOMIC_RELAXED);
+	/* a function the table has no room for is not counted */
+	__atomic_store_n(issued ? &s->iid : &s->sid, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->fseq, q + 1, __ATOMIC_RELEASE);
+}
+
 void
 acct_function_slow(uint32_t id)
 {
-	struct slot *s = me ? me : acct_claim();
-	if (s)
-		__atomic_store_n(&s->fn, id, __ATOMIC_RELAXED);
-	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
-	if (f)
-		__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
+	struct acct_slot *s = me ? me : acct_claim();
+	if (!s)
+		return;
+	if (id && id != s->sid)
+		acct_move(s, 0, id);
+	acct_function(id);
 }
 
 void
 acct_issued_slow(uint32_t id)
 {
-	struct acct_fnc *f = id ? acct_fn_slot(id) : NULL;
-	if (f)
-		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
+	struct acct_slot *s = me ? me : acct_claim();
+	if (!s)
+		return;
+	acct_move(s, 1, id);
+	acct_issued(id);
 }
 
 static void
 acct_set_role(int role)
 {
 	me_role = role;
+	if (role == ACCT_NOT_COUNTED && me && me->cls != ACCT_NCLASS)
+		acct_account(me, acct_ticks(), ACCT_NCLASS);
+	me_untimed = role == ACCT_NOT_COUNTED;
+	acct_cls_now = ACCT_CLS_UNKNOWN;
 	if (me)
 		__atomic_store_n(&me->role, (uint32_t)role, __ATOMIC_RELAXED);
 	if (role != ACCT_NOT_COUNTED && acct_on)
@@ -322,7 +332,8 @@ acct_user_thread(void)
 /* ---- reading the slots ---- */
 
 static void
-acct_read_slot(struct slot *s, uint64_t now, double rate, struct acct_thr *t)
+acct_read_slot(struct acct_slot *s, uint64_t now, double rate,
+               struct acct_thr *t)
 {
 	uint32_t a, b;
 	uint64_t since;
@@ -418,6 +429,59 @@ acct_fn_listed(const unsigned char *start, uint32_t n, uint32_t id)
 	return 0;
 }
 
+/* The calls of each function of the table (by its index): the table's
+ * counts and those the slots hold of their current functions, read
+ * between two reads of every slot's fseq so that a call a thread moves
+ * from its slot into the table meanwhile is not seen twice or missed
+ * (a few tries; moves are rare: a thread's function changes). */
+static void
+acct_fn_counts(uint32_t nt, uint64_t *served, uint64_t *issued)
+{
+	uint32_t f0[ACCT_THREADS];
+	for (int tries = 0; tries < 16; tries++) {
+		int moved = 0;
+		for (uint32_t i = 0; i < nt; i++) {
+			f0[i] =
+			    __atomic_load_n(&slots[i].fseq, __ATOMIC_ACQUIRE);
+			moved |= f0[i] & 1;
+		}
+		for (int k = 0; k < ACCT_FUNCS; k++) {
+			served[k] =
+			    __atomic_load_n(&fns[k].served, __ATOMIC_RELAXED);
+			issued[k] =
+			    __atomic_load_n(&fns[k].issued, __ATOMIC_RELAXED);
+		}
+		for (uint32_t i = 0; i < nt; i++) {
+			struct acct_slot *s = &slots[i];
+			struct acct_fnc *f =
+			    __atomic_load_n(&s->sf, __ATOMIC_RELAXED);
+			if (f)
+				served[f - fns] += __atomic_load_n(
+				    &s->served, __ATOMIC_RELAXED);
+			f = __atomic_load_n(&s->isf, __ATOMIC_RELAXED);
+			if (f)
+				issued[f - fns] += __atomic_load_n(
+				    &s->issued, __ATOMIC_RELAXED);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		for (uint32_t i = 0; i < nt; i++)
+			moved |= __atomic_load_n(&slots[i].fseq,
+			                         __ATOMIC_RELAXED) != f0[i];
+		if (!moved)
+			return;
+	}
+}
+
+/* The frame bytes of every slot and of the threads without one. */
+static uint64_t
+acct_bytes_of(uint32_t nt, int sent)
+{
+	uint64_t n = __atomic_load_n(&acct_bytes[sent], __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < nt; i++)
+		n += __atomic_load_n(&slots[i].bytes[sent], __ATOMIC_RELAXED);
+	return n;
+}
+
 size_t
 acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 {
@@ -441,7 +505,9 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 		for (int k = 0; k < ACCT_NCLASS; k++)
 			wire_put_u64(q + 8 + 8 * k, t.ns[k]);
 	}
-	pthread_mutex_lock(&names_lock);
+	static uint64_t served[ACCT_FUNCS], issued[ACCT_FUNCS];
+	pthread_mutex_lock(&names_lock); /* also guards served, issued */
+	acct_fn_counts(nt, served, issued);
 	nnames = 0;
 	call_each_function(acct_name_one);
 	unsigned char *fstart = q;
@@ -449,11 +515,7 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 	for (int i = 0; i < ACCT_FUNCS && nf < ACCT_FN_SENT; i++) {
 		uint32_t id = __atomic_load_n(&fns[i].id, __ATOMIC_ACQUIRE);
 		if (id)
-			q = acct_put_fn(
-			    q, id,
-			    __atomic_load_n(&fns[i].served, __ATOMIC_RELAXED),
-			    __atomic_load_n(&fns[i].issued, __ATOMIC_RELAXED)),
-			nf++;
+			q = acct_put_fn(q, id, served[i], issued[i]), nf++;
 	}
 	for (uint32_t i = 0; i < nt && nf < ACCT_FN_SENT; i++)
 		if (running[i] && !acct_fn_listed(fstart, nf, running[i]))
@@ -465,8 +527,8 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 	wire_put_u32(p + 12, queue);
 	wire_put_u64(p + 16, now_ns - acct_t0);
 	wire_put_u64(p + 24, acct_rss());
-	wire_put_u64(p + 32, __atomic_load_n(&acct_bytes[1], __ATOMIC_RELAXED));
-	wire_put_u64(p + 40, __atomic_load_n(&acct_bytes[0], __ATOMIC_RELAXED));
+	wire_put_u64(p + 32, acct_bytes_of(nt, 1));
+	wire_put_u64(p + 40, acct_bytes_of(nt, 0));
 	return (size_t)(q - p);
 }
 

@@ -72,46 +72,110 @@ acct_class_of(uint32_t state)
 	}
 }
 
-/* The class the calling thread's slot is in; ACCT_CLS_UNKNOWN before it
- * has a slot. */
-#define ACCT_CLS_UNKNOWN 0xffu
-extern ACCT_TLS uint32_t acct_cls_now;
-void acct_switch(uint32_t cls);
-
-/*
- * The hot path (rtrace.h calls these at the state changes and events
- * the runtime already records): no lock, no allocation after a thread's
- * first call.  A change between two states of one class (waiting to
- * blocking send and back) reads no clock and writes nothing.
- */
-static inline void
-acct_enter(uint32_t state) /* the thread is now in state */
-{
-	uint32_t cls = acct_class_of(state);
-	if (__builtin_expect(cls != acct_cls_now, 0))
-		acct_switch(cls);
-}
-/* A function's counters (account.c's table of them). */
+/* A function's counters in the process's table (account.c); a thread
+ * adds its own to them when it moves on to another function. */
 struct acct_fnc {
 	uint32_t id; /* set once, 0: a free entry */
 	uint64_t served, issued;
 };
-/* The calling thread's last function counted and its slot's current
- * function (NULL before it has a slot): the inline fast path below; the
- * first call of a function, or a thread's first, takes the slow one. */
-extern ACCT_TLS struct acct_fnc *acct_fn_last;
-extern ACCT_TLS uint32_t *acct_fn_now;
+
+/*
+ * A thread's slot: only its thread writes it, so nothing in it is an
+ * atomic read-modify-write (relaxed stores, read by relaxed loads; the
+ * class times under a sequence counter a reader retries on).  One cache
+ * line or two of its own, so that two threads never share one.
+ */
+struct acct_slot {
+	uint32_t seq;  /* odd while its thread writes the class times */
+	uint32_t cls;  /* ACCT_NCLASS: outside any state */
+	uint32_t fn;   /* the function running, 0 none */
+	uint32_t role; /* enum acct_role */
+	uint32_t free; /* its thread ended: another may take it */
+	uint32_t fseq; /* odd while it moves its calls into the table */
+	uint64_t since;
+	uint64_t ns[ACCT_NCLASS + 1]; /* [ACCT_NCLASS]: outside, not sent */
+	uint64_t bytes[2];            /* frame payload: received, sent */
+	/* calls served of function sid and issued to iid not yet in the
+	 * process's table of functions (moved when the function changes) */
+	uint32_t sid, iid;
+	uint64_t served, issued;
+	struct acct_fnc *sf, *isf; /* their entries in that table */
+} __attribute__((aligned(64)));
+
+/* The calling thread's slot (NULL before its first state, and when the
+ * accounting is off) and the class it is in there: ACCT_CLS_UNKNOWN
+ * while it has no slot or the TSC is not its clock, so that the inline
+ * switch below is taken only when it has both. */
+#define ACCT_CLS_UNKNOWN 0xffu
+extern ACCT_TLS struct acct_slot *acct_me;
+extern ACCT_TLS uint32_t acct_cls_now;
+void acct_switch_slow(uint32_t cls);
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+/* The burst that ends now goes to the class the thread was in, the next
+ * one starts: a TSC read and six stores, inline where the state
+ * changes. */
+static inline __attribute__((always_inline)) void
+acct_switch_fast(uint32_t old, uint32_t cls)
+{
+	struct acct_slot *s = acct_me;
+	uint64_t now = __rdtsc();
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+	acct_cls_now = cls;
+}
+#else
+static inline void
+acct_switch_fast(uint32_t old, uint32_t cls)
+{
+	(void)old;
+	acct_switch_slow(cls);
+}
+#endif
+
+/* The thread is now in class cls (from a state push or pop). */
+static inline __attribute__((always_inline)) void
+acct_switch(uint32_t cls)
+{
+	uint32_t old = acct_cls_now;
+	if (__builtin_expect(cls == old, 1))
+		return;
+	if (__builtin_expect(old != ACCT_CLS_UNKNOWN, 1))
+		acct_switch_fast(old, cls);
+	else
+		acct_switch_slow(cls);
+}
+
+/*
+ * The hot path (rtrace.h calls these at the state changes and events
+ * the runtime already records): no lock, no allocation and no atomic
+ * read-modify-write after a thread's first call.  A change between two
+ * states of one class (waiting to blocking send and back) reads no
+ * clock and writes nothing.
+ */
+static inline void
+acct_enter(uint32_t state) /* the thread is now in state */
+{
+	acct_switch(acct_class_of(state));
+}
 void acct_function_slow(uint32_t id);
 void acct_issued_slow(uint32_t id);
 static inline void
 acct_function(uint32_t id) /* DW_EV_FUNCTION: id runs, 0 ended */
 {
-	uint32_t *now = acct_fn_now;
-	struct acct_fnc *f = acct_fn_last;
-	if (__builtin_expect(now && (!id || (f && f->id == id)), 1)) {
-		__atomic_store_n(now, id, __ATOMIC_RELAXED);
+	struct acct_slot *s = acct_me;
+	if (__builtin_expect(s && (!id || id == s->sid), 1)) {
+		__atomic_store_n(&s->fn, id, __ATOMIC_RELAXED);
 		if (id)
-			__atomic_fetch_add(&f->served, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->served, s->served + 1,
+			                 __ATOMIC_RELAXED);
 		return;
 	}
 	acct_function_slow(id);
@@ -119,21 +183,25 @@ acct_function(uint32_t id) /* DW_EV_FUNCTION: id runs, 0 ended */
 static inline void
 acct_issued(uint32_t id) /* DW_EV_CALL: a call to id issued */
 {
-	struct acct_fnc *f = acct_fn_last;
-	if (__builtin_expect(f && f->id == id, 1))
-		__atomic_fetch_add(&f->issued, 1, __ATOMIC_RELAXED);
+	struct acct_slot *s = acct_me;
+	if (__builtin_expect(s && id == s->iid, 1))
+		__atomic_store_n(&s->issued, s->issued + 1, __ATOMIC_RELAXED);
 	else if (id)
 		acct_issued_slow(id);
 }
 /* A frame's payload bytes, sent (1) or received (0), counted where conn.c
- * hands it over: inline, no call and no hook pointer per frame. */
-extern uint64_t acct_bytes[2];
+ * hands it over: inline, in the thread's own slot (a thread without one,
+ * in the process's counters). */
+void acct_frame_slow(int sent, size_t bytes);
 static inline void
 acct_frame(int sent, size_t bytes)
 {
-	if (acct_on)
-		__atomic_fetch_add(&acct_bytes[sent != 0], bytes,
-		                   __ATOMIC_RELAXED);
+	struct acct_slot *s = acct_me;
+	if (__builtin_expect(s != NULL, 1))
+		__atomic_store_n(&s->bytes[sent != 0],
+		                 s->bytes[sent != 0] + bytes, __ATOMIC_RELAXED);
+	else if (__builtin_expect(acct_on, 0))
+		acct_frame_slow(sent, bytes);
 }
 /* The calling thread's name (rtr_thread_start, dw_init's "master"). */
 void acct_thread(const char *name);

@@ -509,14 +509,17 @@ live_text(FILE *f, const struct live_row *r, size_t n, double up_s)
 	        "dwork top: pid %d, up %.1f s, %zu processes (figures up to "
 	        "%d ms old)\n",
 	        (int)getpid(), up_s, n, rt.opts.heartbeat_ms);
-	fprintf(f, "%5s  %-8s %8s %8s %9s  %-20s %6s %9s\n", "id", "state",
-	        "useful%", "total%", "served", "function", "queue", "rss");
+	fprintf(f, "%5s  %-8s %8s %8s %9s  %-20s %6s %9s  %s\n", "id", "state",
+	        "useful%", "total%", "served", "function", "queue", "rss",
+	        "host");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%5d  %-8s %8.1f %8.1f %9llu  %-20.20s %6u %8.1fM\n",
+		fprintf(f,
+		        "%5d  %-8s %8.1f %8.1f %9llu  %-20.20s %6u %8.1fM  "
+		        "%.32s\n",
 		        r[i].id, r[i].state, 100 * r[i].useful,
 		        100 * r[i].useful_total,
 		        (unsigned long long)r[i].served, r[i].fn, r[i].queue,
-		        r[i].rss / 1048576.0);
+		        r[i].rss / 1048576.0, r[i].host[0] ? r[i].host : "-");
 	struct live_pop a = live_pop(r, n, 1), b = live_pop(r, n, 0);
 	fprintf(f, "%-24s %9s %12s\n", "cluster", "interval", "since start");
 	fprintf(f, "%-24s %9.3f %12.3f\n", "load balance", a.lb, b.lb);

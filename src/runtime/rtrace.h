@@ -87,13 +87,14 @@ rtr_acct_event(uint32_t type, uint64_t value)
 		acct_issued((uint32_t)value);
 }
 
-/* Pushes entry with an event at the same time (type 0: none), in one
- * trace record. */
+/* The mirror's push and pop inline at every state change: with tracing
+ * off (accounting alone) a few loads and stores and the class switch;
+ * tracing's path is apart. */
+#define RTR_INLINE static inline __attribute__((always_inline))
+
 static inline void
-rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
+rtr_push_traced(uint32_t entry, uint32_t type, uint32_t value)
 {
-	if (!RTR_TRACKING)
-		return;
 	uint32_t cls = acct_class_of(entry & RTR_STATE);
 	entry |= cls << RTR_CLASS_SHIFT;
 	if (__builtin_expect(rtr_on, 0)) {
@@ -106,9 +107,29 @@ rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
 	if (acct_on) {
 		if (type)
 			rtr_acct_event(type, value);
-		if (__builtin_expect(cls != acct_cls_now, 0))
-			acct_switch(cls);
+		acct_switch(cls);
 	}
+}
+
+/* Pushes entry with an event at the same time (type 0: none), in one
+ * trace record. */
+RTR_INLINE void
+rtr_push_ev(uint32_t entry, uint32_t type, uint32_t value)
+{
+	if (__builtin_expect(!rtr_on, 1)) {
+		if (!acct_on)
+			return;
+		uint32_t cls = acct_class_of(entry & RTR_STATE);
+		int d = rtr_depth;
+		if (d < RTR_STACK)
+			rtr_stack[d] = entry | cls << RTR_CLASS_SHIFT;
+		rtr_depth = d + 1;
+		if (type)
+			rtr_acct_event(type, value);
+		acct_switch(cls);
+		return;
+	}
+	rtr_push_traced(entry, type, value);
 }
 
 static inline void
@@ -123,13 +144,9 @@ rtr_push(uint32_t state)
 	rtr_push_as(state);
 }
 
-/* An event (type 0: none), then the innermost state is left: one trace
- * record. */
 static inline void
-rtr_pop_ev(uint32_t type, uint64_t value)
+rtr_pop_traced(uint32_t type, uint64_t value)
 {
-	if (!RTR_TRACKING)
-		return;
 	int d = rtr_depth;
 	uint32_t e = d > 0 && d <= RTR_STACK ? rtr_stack[d - 1]
 	                                     : (rtr_on ? RTR_TRACED : 0);
@@ -147,9 +164,29 @@ rtr_pop_ev(uint32_t type, uint64_t value)
 		uint32_t cls = d > 0 && d <= RTR_STACK
 		                   ? rtr_stack[d - 1] >> RTR_CLASS_SHIFT & 7u
 		                   : ACCT_NCLASS;
-		if (__builtin_expect(cls != acct_cls_now, 0))
-			acct_switch(cls);
+		acct_switch(cls);
 	}
+}
+
+/* An event (type 0: none), then the innermost state is left: one trace
+ * record. */
+RTR_INLINE void
+rtr_pop_ev(uint32_t type, uint64_t value)
+{
+	if (__builtin_expect(!rtr_on, 1)) {
+		if (!acct_on)
+			return;
+		int d = rtr_depth;
+		if (d > 0)
+			rtr_depth = --d;
+		if (type)
+			rtr_acct_event(type, value);
+		acct_switch((unsigned)(d - 1) < RTR_STACK
+		                ? rtr_stack[d - 1] >> RTR_CLASS_SHIFT & 7u
+		                : ACCT_NCLASS);
+		return;
+	}
+	rtr_pop_traced(type, value);
 }
 
 static inline void
@@ -177,12 +214,40 @@ enum rtr_wait_kind {
 	RTR_WAIT_SCOPE = 1,     /* a blocking call's scope */
 	RTR_WAIT_PUSH = 2,      /* a state of its own inside a call */
 };
-/* Returns 1 when it pushed a state (rtr_wait_end pops it). */
-int rtr_wait_begin(uint32_t state, int kind);
-void rtr_wait_end(int *pushed);
-/* rtr_wait_end with an event at its end (type 0: none), in the pop's
- * record when it pops. */
-void rtr_wait_end_ev(int *pushed, uint32_t type, uint64_t value);
+/* Returns 1 when it pushed a state (rtr_wait_end pops it).  With
+ * accounting alone (tracing off) the mirror only keeps the class each
+ * pop returns to, so a wait of the class the thread is in pushes
+ * nothing (the master's send inside a call, and its wait for the
+ * result, are in the call's Waiting a message scope), and one of
+ * another class is pushed at once: both inline, with the class a
+ * constant; tracing's rules are in wait.c. */
+int rtr_wait_begin_slow(uint32_t state, int kind);
+RTR_INLINE int
+rtr_wait_begin(uint32_t state, int kind)
+{
+	if (__builtin_expect(!rtr_on, 1)) {
+		if (!acct_on)
+			return 0;
+		if (kind == RTR_WAIT_SCOPE)
+			rtr_user_thread(); /* its Running base goes below */
+		if (acct_class_of(state) == acct_cls_now)
+			return 0;
+		if (__builtin_expect(acct_cls_now != ACCT_CLS_UNKNOWN, 1)) {
+			rtr_push_as(kind == RTR_WAIT_SCOPE ? state | RTR_SCOPE
+			                                   : state);
+			return 1;
+		}
+	}
+	return rtr_wait_begin_slow(state, kind);
+}
+RTR_INLINE void
+rtr_wait_end(int *pushed)
+{
+	if (*pushed)
+		rtr_pop();
+	*pushed = 0;
+}
+
 #define RTR_WAITS(state)                                                       \
 	__attribute__((cleanup(rtr_wait_end))) int rtr_waits_                  \
 	    __attribute__((unused)) = rtr_wait_begin(state, RTR_WAIT_SCOPE)
@@ -197,6 +262,18 @@ rtr_event(uint32_t type, uint64_t value)
 		rtr_acct_event(type, value);
 	if (__builtin_expect(rtr_on, 0))
 		dwt_event(type, value);
+}
+
+/* rtr_wait_end with an event at its end (type 0: none), in the pop's
+ * record when it pops. */
+static inline void
+rtr_wait_end_ev(int *pushed, uint32_t type, uint64_t value)
+{
+	if (*pushed)
+		rtr_pop_ev(type, value);
+	else if (type)
+		rtr_event(type, value);
+	*pushed = 0;
 }
 
 /* A frame sent or received: type and bytes at one time. */

@@ -26,7 +26,7 @@ wait_top(void)
 }
 
 int
-rtr_wait_begin(uint32_t state, int kind)
+rtr_wait_begin_slow(uint32_t state, int kind)
 {
 	if (!RTR_TRACKING)
 		return 0;
@@ -36,34 +36,18 @@ rtr_wait_begin(uint32_t state, int kind)
 	if (kind == RTR_WAIT_PRIMITIVE &&
 	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
 		return 0; /* the enclosing call's state stands */
-	if (kind != RTR_WAIT_PRIMITIVE && !rtr_on && (top & RTR_SCOPE) &&
-	    acct_class_of(state) == acct_cls_now)
-		return 0; /* accounting alone, a state of the class of the
-		             scope it is in: the scope keeps its waits and
-		             its class, the push would change nothing */
+	if (!rtr_on && rtr_depth > 0 && rtr_depth <= RTR_STACK &&
+	    (rtr_stack[rtr_depth - 1] >> RTR_CLASS_SHIFT & 7u) ==
+	        acct_class_of(state))
+		return 0; /* accounting alone, a state of the class the
+		             thread is in (rtrace.h's inline test, where the
+		             clock is not the TSC): the push would change
+		             nothing the accounting keeps */
 	uint32_t entry = kind == RTR_WAIT_SCOPE ? state | RTR_SCOPE : state;
 	if (top == entry)
 		return 0; /* a call nested in one of its own kind */
 	rtr_push_as(entry);
 	return 1;
-}
-
-void
-rtr_wait_end(int *pushed)
-{
-	if (*pushed)
-		rtr_pop();
-	*pushed = 0;
-}
-
-void
-rtr_wait_end_ev(int *pushed, uint32_t type, uint64_t value)
-{
-	if (*pushed)
-		rtr_pop_ev(type, value);
-	else if (type)
-		rtr_event(type, value);
-	*pushed = 0;
 }
 
 int

@@ -182,6 +182,10 @@ check_page(const char *chromium, const char *dir, int port)
 	CHECK(w2 != NULL);
 	CHECK(strstr(dom, "<tr id=\"p3\">") != NULL);
 	CHECK(w2 && strstr(w2, "<td class=\"l\">solid</td>") != NULL);
+	char host[256] = "", cell[300];
+	gethostname(host, sizeof host - 1);
+	snprintf(cell, sizeof cell, "<td class=\"l\">%s</td></tr>", host);
+	CHECK(w2 && strstr(w2, cell) != NULL); /* the row ends with its host */
 	CHECK(strstr(dom, "<td class=\"l\">parallel efficiency</td>") != NULL);
 	/* refreshed from /snapshot.json, not failed */
 	CHECK(strstr(dom, "id=\"head\">pid ") != NULL);

@@ -198,6 +198,21 @@ read_pid(const char *dir, int id)
 	return pid;
 }
 
+/* The text table's row of process id ends with this host's name (every
+ * process of the test runs here). */
+static int
+row_ends_with_host(const char *table, int id)
+{
+	char want[300], host[256] = "", row[16];
+	gethostname(host, sizeof host - 1);
+	snprintf(want, sizeof want, "M  %.32s\n", host);
+	snprintf(row, sizeof row, "\n%5d  ", id);
+	const char *p = strstr(table, row), *end = p ? strchr(p + 1, '\n') : 0;
+	size_t n = strlen(want);
+	return end && (size_t)(end + 1 - p) >= n &&
+	       !strncmp(end + 1 - n, want, n);
+}
+
 static void
 check_fractions(const char *dir)
 {
@@ -238,6 +253,9 @@ check_fractions(const char *dir)
 	CHECK(strstr(s, "dwork top: pid ") != NULL);
 	CHECK(strstr(s, "solid") != NULL);
 	CHECK(strstr(s, "parallel efficiency") != NULL);
+	CHECK(strstr(s, "  rss  host\n") != NULL);
+	for (int id = 1; id <= 3; id++)
+		CHECK(row_ends_with_host(s, id));
 	printf("%s", s);
 	free(s);
 }
