@@ -14,6 +14,14 @@
  * - the naming of a taken kit's file (a rename costs 50-100 us on ext4)
  *   and the calibration pair of its registration (a write).
  *
+ * Its jobs, in this order: naming taken kits' files; mapping a running
+ * thread's wanted next segment; faulting in a running thread's segment,
+ * a chunk at a time; making a kit; faulting in a kit's segment, a chunk
+ * at a time; unmapping full segments.  The order is looked at again
+ * after every chunk, so that a thread's next segment never waits behind
+ * a kit no thread has taken yet (16 MB faulted in takes the helper
+ * 5-20 ms of CPU, which a thread recording at full speed outruns).
+ *
  * What the helper prepared and nobody used is given back at fini (cut
  * from the file, or the kit's file removed), so the files end as they
  * did without it.  The helper's work happens under no lock a recording
@@ -30,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace/tracer.h"
@@ -50,6 +59,17 @@ static struct buf *prep_kits;
 static unsigned prep_nkits;
 static struct buf *prep_names; /* taken kits whose files want a name */
 static int prep_name_busy;     /* the helper is naming one */
+/* The buffer (a thread's or a kit) a chunk of whose segment the helper
+ * faults in now, prep_lock dropped: release and fini wait for it. */
+static struct buf *prep_filling;
+/* Test hooks (prep_test_hold): jobs left before the helper stops (-1:
+ * never), whether it stopped, whether it sleeps with nothing to do, and
+ * the jobs it did. */
+static int prep_hold = -1;
+static int prep_parked;
+static int prep_idle;
+static char prep_log[64];
+static unsigned prep_nlog;
 
 static uint64_t
 prep_seg_off(uint64_t idx)
@@ -78,6 +98,7 @@ prep_unreserve(void)
 static void
 prep_wake(void)
 {
+	__atomic_store_n(&prep_idle, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
 		sem_post(&prep_sem);
 }
@@ -96,88 +117,86 @@ prep_grow(int fd, uint64_t idx)
 
 #define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
 
-/* b's thread has filled m and left it for the helper to unmap. */
-static int
-prep_left(struct buf *b, unsigned char *m)
+/* A job done (prep_lock held): logged for the tests, and counted
+ * against a test's hold. */
+static void
+prep_note(char job)
 {
-	for (int i = 0; i < BUF_OLD; i++)
-		if (__atomic_load_n(&b->old[i], __ATOMIC_ACQUIRE) == m)
-			return 1;
-	return 0;
+	if (prep_nlog + 1 < sizeof prep_log)
+		prep_log[prep_nlog++] = job;
+	if (prep_hold > 0)
+		prep_hold--;
 }
 
-/* Makes every page of b's segment m writable now, instead of a fault a
- * page in the record path; older kernels refuse it and the pages fault
- * lazily.  A chunk at a time: once b's thread took m (it overtook the
- * helper), the chunks it has reached are its own to fault, and the
- * helper goes on ahead of it instead of contending for the same pages;
- * once it has left m, or wants the next segment already, nothing more
- * is done. */
+/* One chunk of b's segment b->fill made writable now (prep_lock held,
+ * dropped meanwhile), instead of a fault a page in the record path;
+ * older kernels refuse MADV_POPULATE_WRITE and the pages fault lazily.
+ * Once b's thread took the segment (it overtook the helper), the chunks
+ * it has reached are its own to fault and the helper goes on ahead of
+ * it; once it has left the segment, the fill ends.  kit: b is a kit
+ * (for the log). */
 static void
-prep_populate(struct buf *b, unsigned char *m)
+prep_fill_step(struct buf *b, int kit)
 {
+	unsigned char *m = b->fill;
+	uint64_t seg = trc.cfg.segment_size, off = b->fill_off;
 #ifdef MADV_POPULATE_WRITE
-	uint64_t seg = trc.cfg.segment_size;
-	for (uint64_t off = 0; off < seg; off += PREP_CHUNK) {
-		/* racy reads of the owner's fields: at worst a chunk more */
-		if (b && __atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
-			/* the next one wanted already: mapping it comes
-			 * first, the thread faults the rest of this one */
-			if (prep_left(b, m) ||
-			    __atomic_load_n(&b->spare_want, __ATOMIC_ACQUIRE))
-				break;
-			if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
-			    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >=
-			        m + off)
-				continue;
-		}
-		uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
-		madvise(m + off, len, MADV_POPULATE_WRITE);
+	/* racy reads of the owner's fields: at worst a chunk more */
+	if (__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
+		if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) != m)
+			off = seg;
+		while (off < seg &&
+		       __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >= m + off)
+			off += PREP_CHUNK;
 	}
 #else
-	(void)b;
-	(void)m;
+	off = seg;
 #endif
+	if (off >= seg) {
+		b->fill = NULL;
+		pthread_cond_broadcast(&prep_done);
+		return;
+	}
+	uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
+	prep_filling = b;
+	pthread_mutex_unlock(&prep_lock);
+#ifdef MADV_POPULATE_WRITE
+	madvise(m + off, len, MADV_POPULATE_WRITE);
+#endif
+	pthread_mutex_lock(&prep_lock);
+	prep_filling = NULL;
+	b->fill_off = off + len;
+	if (b->fill_off >= seg)
+		b->fill = NULL;
+	prep_note(kit ? 'k' : 's');
+	pthread_cond_broadcast(&prep_done);
 }
 
-static unsigned char *
-prep_map(int fd, uint64_t idx)
-{
-	unsigned char *m = prep_grow(fd, idx);
-	if (m)
-		prep_populate(NULL, m);
-	return m;
-}
-
-/* The segment is handed over as soon as it is mapped, then faulted in:
- * a thread that switches meanwhile takes it at once and faults only the
- * pages the helper has not reached yet.  b stays busy until then, so
- * that fini does not cut it while the helper faults it in. */
+/* The segment is handed over as soon as it is mapped, then faulted in
+ * as a job of its own: a thread that switches meanwhile takes it at once
+ * and faults only the pages the helper has not reached yet.  Called and
+ * returns with prep_lock held. */
 static void
 prep_one_segment(struct buf *b, uint64_t idx)
 {
+	pthread_mutex_unlock(&prep_lock);
 	unsigned char *m = prep_grow(b->fd, idx);
 	pthread_mutex_lock(&prep_lock);
 	if (m) {
 		b->spare_idx = idx;
 		__atomic_store_n(&b->spare, m, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+		b->fill = m; /* replaces the fill of the one b is in */
+		b->fill_off = 0;
+		prep_note('S');
 	} else {
 		if (idx + 1 == b->nseg) /* else the owner grew it meanwhile */
 			b->nseg--;
 		prep_unreserve();
 		__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED);
-		b->spare_busy = 0;
 	}
-	pthread_cond_broadcast(&prep_done);
-	pthread_mutex_unlock(&prep_lock);
-	if (!m)
-		return;
-	prep_populate(b, m);
-	pthread_mutex_lock(&prep_lock);
 	b->spare_busy = 0;
 	pthread_cond_broadcast(&prep_done);
-	pthread_mutex_unlock(&prep_lock);
 }
 
 static void
@@ -230,11 +249,12 @@ prep_make_kit(uint64_t gen)
 		k->hdr = NULL;
 	if (k->hdr && gen == __atomic_load_n(&trc.gen, __ATOMIC_RELAXED)) {
 		lbl_fill_header(k->hdr, FMT_FILE_THREAD);
-		k->spare = prep_map(k->fd, 0);
+		k->spare = prep_grow(k->fd, 0);
 	}
 	if (k->spare) {
 		k->gen = gen;
 		k->nseg = 1;
+		k->fill = k->spare; /* faulted in later, as a job of its own */
 		return k;
 	}
 	prep_kit_free(k, 1);
@@ -252,6 +272,7 @@ prep_one_kit(uint64_t gen)
 		prep_kits = k;
 		prep_kit_fails = 0;
 		prep_kit_want |= ++prep_nkits < PREP_KITS;
+		prep_note('K');
 	} else {
 		if (k)
 			prep_kit_free(k, 1);
@@ -323,6 +344,7 @@ prep_name_one(void)
 	prep_name_file(b);
 	pthread_mutex_lock(&prep_lock);
 	prep_name_busy = 0;
+	prep_note('N');
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
 	pthread_mutex_lock(&trc.lock);
@@ -375,51 +397,91 @@ prep_unmap(unsigned char *m)
 		       seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK);
 }
 
+/* A buffer of this session (bufs: a thread's) or a kit (bufs: the
+ * kits) whose segment is being faulted in (lock held). */
+static struct buf *
+prep_find_fill(struct buf *b)
+{
+	for (; b; b = b->next)
+		if (b->gen == prep_gen && b->fill)
+			return b;
+	return NULL;
+}
+
+/* A running thread's wanted next segment: grown and mapped (lock held,
+ * dropped meanwhile). */
+static void
+prep_serve(struct buf *b)
+{
+	__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
+	if (prep_reserve())
+		return; /* at the cap: the owner decides */
+	b->spare_busy = 1;
+	prep_one_segment(b, b->nseg++);
+}
+
+/* The next kit made (lock held, dropped meanwhile). */
+static void
+prep_kit_job(void)
+{
+	prep_kit_want = 0;
+	/* counted against the cap when a thread takes it */
+	if (prep_kit_fails > 2)
+		return;
+	prep_kit_busy = 1;
+	uint64_t gen = prep_gen;
+	pthread_mutex_unlock(&prep_lock);
+	prep_one_kit(gen);
+	pthread_mutex_lock(&prep_lock);
+}
+
+/* Nothing to do: sleeps until woken (lock held, dropped meanwhile). */
+static void
+prep_sleep(void)
+{
+	__atomic_store_n(&prep_idle, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	while (sem_wait(&prep_sem) != 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&prep_lock);
+}
+
 static void *
 prep_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prep_lock);
-	/* names first (until then a crash hides the thread's records),
-	 * then one kit: threads start soon after init, while a segment
-	 * just started takes long to fill; full segments are unmapped
-	 * last, once the next one is ready (below) */
+	/* names first (until then a crash hides the thread's records);
+	 * then what running threads wait for; then what the next thread
+	 * will want; full segments are unmapped last, once the next ones
+	 * are ready.  One job, or one chunk of a fill, at a time. */
 	for (;;) {
-		struct buf *b = prep_find();
-		void *old = NULL;
+		while (prep_hold == 0) {
+			prep_parked = 1;
+			pthread_cond_broadcast(&prep_done);
+			pthread_cond_wait(&prep_done, &prep_lock);
+		}
+		struct buf *b;
+		void *old;
 		if (prep_names) {
 			prep_name_one();
+		} else if ((b = prep_find()) != NULL) {
+			prep_serve(b);
+		} else if ((b = prep_find_fill(trc.bufs)) != NULL) {
+			prep_fill_step(b, 0);
 		} else if (prep_kit_want && !prep_kit_busy &&
-		           prep_nkits < PREP_KITS && (!prep_nkits || !b)) {
-			/* the second kit (for a burst of threads) after the
-			 * next segment of a thread that is recording */
-			prep_kit_want = 0;
-			/* counted against the cap when a thread takes it */
-			if (prep_kit_fails > 2)
-				continue;
-			prep_kit_busy = 1;
-			uint64_t gen = prep_gen;
-			pthread_mutex_unlock(&prep_lock);
-			prep_one_kit(gen);
-			pthread_mutex_lock(&prep_lock);
-		} else if (b) {
-			__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
-			if (prep_reserve())
-				continue; /* at the cap: the owner decides */
-			b->spare_busy = 1;
-			uint64_t idx = b->nseg++;
-			pthread_mutex_unlock(&prep_lock);
-			prep_one_segment(b, idx);
-			pthread_mutex_lock(&prep_lock);
+		           prep_nkits < PREP_KITS) {
+			prep_kit_job();
+		} else if ((b = prep_find_fill(prep_kits)) != NULL) {
+			prep_fill_step(b, 1);
 		} else if ((old = prep_find_old()) != NULL) {
 			pthread_mutex_unlock(&prep_lock);
 			prep_unmap(old);
 			pthread_mutex_lock(&prep_lock);
+			prep_note('U');
 		} else {
-			pthread_mutex_unlock(&prep_lock);
-			while (sem_wait(&prep_sem) != 0 && errno == EINTR)
-				;
-			pthread_mutex_lock(&prep_lock);
+			prep_sleep();
 		}
 	}
 	return NULL;
@@ -577,16 +639,30 @@ prep_get_counts(struct prep_counts *c)
 	pthread_mutex_unlock(&trc.lock);
 }
 
+/* A kit whose segment is all faulted in, else NULL (lock held). */
+static struct buf **
+prep_kit_filled(void)
+{
+	for (struct buf **k = &prep_kits; *k; k = &(*k)->next)
+		if (!(*k)->fill)
+			return k;
+	return NULL;
+}
+
 struct buf *
 prep_take_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	struct buf *k = prep_gen == trc.gen ? prep_kits : NULL;
-	if (k) {
-		prep_kits = k->next;
+	struct buf **at = prep_kit_filled(), *k = NULL;
+	if (!at) /* else one being faulted in: the rest faults lazily */
+		at = &prep_kits;
+	if (prep_gen == trc.gen && (k = *at) != NULL) {
+		*at = k->next;
 		prep_nkits--;
 		k->next = NULL;
 		if (prep_reserve()) { /* at the cap: the usual path decides */
+			while (prep_filling == k)
+				pthread_cond_wait(&prep_done, &prep_lock);
 			prep_kit_free(k, 1);
 			k = NULL;
 		}
@@ -624,8 +700,9 @@ void
 prep_wait_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_running && prep_gen && !prep_nkits && prep_kit_fails <= 2 &&
-	       (prep_kit_want || prep_kit_busy))
+	while (prep_running && prep_gen && !prep_kit_filled() &&
+	       prep_kit_fails <= 2 &&
+	       (prep_kit_want || prep_kit_busy || prep_nkits))
 		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -651,9 +728,10 @@ void
 prep_release(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (b->spare_busy || b->own_busy)
+	while (b->spare_busy || b->own_busy || prep_filling == b)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	b->spare_want = 0;
+	b->fill = NULL;
 	__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED); /* no more */
 	prep_drop_spare(b);
 	pthread_mutex_unlock(&prep_lock);
@@ -663,7 +741,7 @@ void
 prep_fini(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_kit_busy || prep_name_busy)
+	while (prep_kit_busy || prep_name_busy || prep_filling)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	prep_kit_want = 0;
 	prep_gen = 0;
@@ -704,5 +782,63 @@ prep_fork_child(void)
 	prep_gen = 0;
 	prep_names = NULL; /* the parent's buffers, forgotten */
 	prep_name_busy = 0;
+	prep_filling = NULL;
+	prep_hold = -1;
+	prep_parked = prep_idle = 0;
+	prep_nlog = 0;
 	prep_kits_free(0); /* the parent's: unmapped here, files kept */
+}
+
+void
+prep_test_hold(int jobs)
+{
+	pthread_mutex_lock(&prep_lock);
+	prep_hold = jobs;
+	prep_parked = 0;
+	prep_nlog = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	prep_wake();
+}
+
+/* Until *flag is set (prep_lock held); 0 after 20 s. */
+static int
+prep_test_wait(int *flag)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	int e = 0;
+	while (!__atomic_load_n(flag, __ATOMIC_RELAXED) && e != ETIMEDOUT)
+		e = pthread_cond_timedwait(&prep_done, &prep_lock, &until);
+	return __atomic_load_n(flag, __ATOMIC_RELAXED);
+}
+
+int
+prep_test_wait_parked(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	int ok = prep_test_wait(&prep_parked);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
+}
+
+int
+prep_test_wait_idle(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	int ok = prep_test_wait(&prep_idle);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
+}
+
+void
+prep_test_log(char *out, size_t len)
+{
+	pthread_mutex_lock(&prep_lock);
+	size_t n = prep_nlog < len ? prep_nlog : len - 1;
+	memcpy(out, prep_log, n);
+	out[n] = 0;
+	prep_nlog = 0;
+	pthread_mutex_unlock(&prep_lock);
 }

@@ -63,7 +63,11 @@ struct buf {
 	int spare_busy;       /* the helper is making it */
 	int own_busy;         /* the owner is growing its file itself */
 	int spare_failed;     /* do not prepare any more */
-	void *old[BUF_OLD];   /* full segments for the helper to unmap */
+	/* the segment the helper faults in, a chunk at a time between its
+	 * other jobs (prep_lock; NULL when none), and how far it got */
+	unsigned char *fill;
+	uint64_t fill_off;
+	void *old[BUF_OLD]; /* full segments for the helper to unmap */
 	/* segment switches, by the owner only: a prepared segment taken
 	 * (sw_swap), waited for (sw_wait), grown by the owner itself
 	 * (sw_inline); full segments it unmapped itself */
@@ -194,6 +198,16 @@ void prep_await_kit(void);
 void prep_wait_kit(void);
 void prep_release(struct buf *b); /* its spare given back; no more */
 void prep_fini(void);             /* the unused kit removed */
+/* Test hooks: the helper stops at its next job once it has done `jobs`
+ * more (0: at once; -1: never), and the jobs it did since are logged,
+ * one letter each: N a file named, S a thread's next segment mapped, s
+ * a chunk of it faulted in, K a kit made (mapped), k a chunk of a kit's
+ * segment, U a full segment unmapped.  The waits give up after 20 s
+ * (0); the log is copied, NUL-terminated, and restarted. */
+void prep_test_hold(int jobs);
+int prep_test_wait_parked(void);
+int prep_test_wait_idle(void); /* until it sleeps with nothing to do */
+void prep_test_log(char *out, size_t len);
 void prep_fork_prepare(void);
 void prep_fork_parent(void);
 void prep_fork_child(void);

@@ -12,6 +12,7 @@
  * both, the file holds every record written, in order.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -24,6 +25,8 @@
 #define EV      7300u
 #define SEGMENT (64u << 10)
 #define NSEG    40
+/* the helper's chunk (PREP_CHUNK in src/trace/prep.c) */
+#define PREP_CHUNK_TEST (256u << 10)
 
 static uint64_t nwritten;
 
@@ -42,7 +45,8 @@ wait_spare(struct buf *b)
 	struct timespec ms = {0, 1000000};
 	for (int i = 0; i < 20000; i++) {
 		if (__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) &&
-		    !__atomic_load_n(&b->spare_busy, __ATOMIC_ACQUIRE))
+		    !__atomic_load_n(&b->spare_busy, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&b->fill, __ATOMIC_ACQUIRE))
 			return 1;
 		nanosleep(&ms, NULL);
 	}
@@ -53,7 +57,7 @@ wait_spare(struct buf *b)
 static void
 fill_segment(struct buf *b)
 {
-	while (b->pos + 2 * FMT_REC_SIZE < b->seg + SEGMENT)
+	while (b->pos + 2 * FMT_REC_SIZE < b->seg + trc.cfg.segment_size)
 		record();
 }
 
@@ -109,16 +113,22 @@ count_records(const char *dir)
 }
 
 static void
-start(const char *dir)
+start_seg(const char *dir, uint64_t segment)
 {
 	dwt_config c;
 	dwt_config_defaults(&c);
 	c.dir = dir;
 	c.program = "grow";
-	c.segment_size = SEGMENT;
+	c.segment_size = segment;
 	REQUIRE(dwt_init(&c) == DW_OK);
 	nwritten = 0;
 	record(); /* registers: the first segment */
+}
+
+static void
+start(const char *dir)
+{
+	start_seg(dir, SEGMENT);
 }
 
 static void
@@ -179,10 +189,78 @@ test_behind(void)
 	tu_rmtree(dir);
 }
 
+static void *
+other_thread(void *p)
+{
+	dwt_event(EV + 1, 1); /* registers: takes a kit */
+	return p;
+}
+
+static void
+run_other(void)
+{
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, other_thread, NULL) == 0);
+	pthread_join(th, NULL);
+}
+
+/* The helper's order, made deterministic by its test hold: a kit is
+ * being faulted in (one chunk of four done) when a running thread asks
+ * for its next segment; the helper maps that segment and faults it in
+ * before it goes on with the kit.  The log's letters: prep_test_hold in
+ * src/trace/tracer.h. */
+static void
+test_order(void)
+{
+	const char *tmp = tu_tmpdir("growo");
+	char dir[512], log[64];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start_seg(dir, 4 * PREP_CHUNK_TEST);
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	REQUIRE(prep_test_wait_idle()); /* two kits ready */
+	prep_test_hold(0);
+	REQUIRE(prep_test_wait_parked());
+	run_other(); /* two threads take both kits: none left */
+	run_other();
+	prep_test_hold(4); /* their files named, the next two kits mapped */
+	REQUIRE(prep_test_wait_parked());
+	prep_test_log(log, sizeof log);
+	CHECK(strcmp(log, "NNKK") == 0);
+	prep_test_hold(1); /* one chunk of its segment faulted in */
+	REQUIRE(prep_test_wait_parked());
+	prep_test_log(log, sizeof log);
+	CHECK(strcmp(log, "k") == 0);
+	while (b->lw) /* up to the low-water mark: the next one asked for */
+		record();
+	prep_test_hold(-1);
+	REQUIRE(prep_test_wait_idle());
+	prep_test_log(log, sizeof log);
+	/* mapped, then its four chunks, then the kits' seven left */
+	CHECK(strcmp(log, "Ssssskkkkkkk") == 0);
+	if (strcmp(log, "Ssssskkkkkkk") != 0)
+		fprintf(stderr, "trace_grow: helper's jobs: %s\n", log);
+	REQUIRE(wait_spare(b));
+	fill_segment(b);
+	unsigned char *old = b->seg;
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	for (int i = 0; i < 4; i++)
+		record();
+	getrusage(RUSAGE_THREAD, &r1);
+	CHECK(b->seg != old);
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(r1.ru_minflt - r0.ru_minflt, 0);
+	dwt_fini();
+	CHECK_EQ_U64(count_records(dir), nwritten);
+	tu_rmtree(dir);
+}
+
 int
 main(void)
 {
 	test_ready();
 	test_behind();
+	test_order();
 	return tu_report("trace_grow");
 }
