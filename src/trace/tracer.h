@@ -54,6 +54,9 @@ struct buf {
 	 * the record that reaches it asks for the next segment; NULL once
 	 * passed. */
 	unsigned char *lw;
+	/* A reused segment (circular mode) is cleared a chunk at a time
+	 * ahead of the records: how far it is; NULL once all of it is. */
+	unsigned char *clear;
 	/* prep.c: the next segment, prepared ahead.  spare is handed over
 	 * with atomics (set by the helper, taken by the owner); the flags
 	 * are prep_lock's, but spare_want (set by the owner, atomic) */

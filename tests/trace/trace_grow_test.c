@@ -81,9 +81,10 @@ ready_switch(struct buf *b, long *flt, long *csw)
 	*csw += r1.ru_nvcsw - r0.ru_nvcsw;
 }
 
-/* Events EV in the thread files of dir, each value the next one. */
+/* Events EV in the thread files of dir, each value the next one from
+ * the first, *first. */
 static uint64_t
-count_records(const char *dir)
+count_records_from(const char *dir, uint64_t *first)
 {
 	char path[800];
 	uint64_t n = 0, bad = 0;
@@ -101,14 +102,26 @@ count_records(const char *dir)
 		rd_rec r;
 		REQUIRE(rd_thread_open(path, &errs, &t) == DW_OK);
 		while (rd_thread_next(t, &r))
-			if (r.kind == FMT_R_EVENT && r.u.event.type == EV)
-				bad += r.u.event.value != n++;
+			if (r.kind == FMT_R_EVENT && r.u.event.type == EV) {
+				if (n == 0)
+					*first = r.u.event.value;
+				bad += r.u.event.value != *first + n++;
+			}
 		rd_thread_close(t);
 		CHECK_EQ_U64(rd_errlist_count(&errs), 0);
 		rd_errlist_free(&errs);
 	}
 	closedir(d);
 	CHECK_EQ_U64(bad, 0);
+	return n;
+}
+
+/* The same, from 0. */
+static uint64_t
+count_records(const char *dir)
+{
+	uint64_t first = 0, n = count_records_from(dir, &first);
+	CHECK_EQ_U64(first, 0);
 	return n;
 }
 
@@ -256,11 +269,60 @@ test_order(void)
 	tu_rmtree(dir);
 }
 
+/* Circular mode at its cap: the reused segment is cleared a chunk (16
+ * KiB, BUF_CLEAR in src/trace/buffer.c) at a time as records reach it,
+ * not all at the switch; every record written after it is read back. */
+static void
+test_reuse(void)
+{
+	const char *tmp = tu_tmpdir("growr");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	dwt_config c;
+	dwt_config_defaults(&c);
+	c.dir = dir;
+	c.program = "grow";
+	c.segment_size = SEGMENT;
+	c.size_cap = 2 * SEGMENT;
+	c.circular = 1;
+	REQUIRE(dwt_init(&c) == DW_OK);
+	nwritten = 0;
+	record();
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	for (int i = 0; i < 3 && !b->reused; i++) {
+		fill_segment(b);
+		for (int k = 0; k < 4; k++)
+			record();
+	}
+	REQUIRE(b->reused == 1);
+	/* cleared up to one chunk past the header; the old records after
+	 * it still there, then cleared as records reach them */
+	CHECK(b->clear == b->seg + FMT_S_END + (16u << 10));
+	CHECK(*(uint32_t *)(b->seg + SEGMENT / 2) != 0);
+	while (b->pos < b->seg + SEGMENT / 2 + FMT_S_END)
+		record();
+	CHECK(b->clear == b->seg + FMT_S_END + 3 * (16u << 10));
+	for (int i = 0; i < 2; i++) { /* two more reuses */
+		fill_segment(b);
+		for (int k = 0; k < 4; k++)
+			record();
+	}
+	CHECK_EQ_U64(b->reused, 3);
+	dwt_fini();
+	/* the newest: the last segment (4 records) and the one before */
+	uint64_t first = 0, n = count_records_from(dir, &first);
+	CHECK(n > (SEGMENT - FMT_S_END) / 16 && n <= 2 * (SEGMENT / 16));
+	CHECK_EQ_U64(first + n, nwritten);
+	tu_rmtree(dir);
+}
+
 int
 main(void)
 {
 	test_ready();
 	test_behind();
 	test_order();
+	test_reuse();
 	return tu_report("trace_grow");
 }
