@@ -92,7 +92,7 @@ buf_pick_segment(struct buf *b, uint64_t *idx, int *reuse)
 	if (cap && used + seg > cap) {
 		if (!trc.cfg.circular || b->nseg == 0)
 			return DW_ETOOBIG;
-		*idx = (b->cur + 1) % b->nseg;
+		*idx = prep_own_reuse(b);
 		*reuse = 1;
 		return DW_OK;
 	}
@@ -200,7 +200,9 @@ buf_new_segment(struct buf *b, uint64_t *now)
 	if (b->fd < 0 && (err = buf_open_file(b)) != DW_OK)
 		return err;
 	unsigned char *m = prep_take_segment(b, &idx);
-	if (!m) {
+	if (m)
+		reuse = b->spare_reuse;
+	else {
 		b->sw_inline++;
 		err = buf_pick_segment(b, &idx, &reuse);
 		if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
@@ -211,7 +213,7 @@ buf_new_segment(struct buf *b, uint64_t *now)
 			if (!(m = prep_take_late(b, &idx)))
 				return err;
 			err = DW_OK;
-			reuse = 0;
+			reuse = b->spare_reuse;
 		} else if (err != DW_OK)
 			return err;
 	}

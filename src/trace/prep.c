@@ -103,16 +103,24 @@ prep_wake(void)
 		sem_post(&prep_sem);
 }
 
-/* Grows fd by segment idx and maps it (not faulted in yet). */
+/* Maps segment idx of fd (not faulted in yet). */
 static unsigned char *
-prep_grow(int fd, uint64_t idx)
+prep_mapseg(int fd, uint64_t idx)
 {
 	uint64_t seg = trc.cfg.segment_size;
-	if (posix_fallocate(fd, (off_t)prep_seg_off(idx), (off_t)seg))
-		return NULL;
 	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
 	                        fd, (off_t)prep_seg_off(idx));
 	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Grows fd by segment idx and maps it. */
+static unsigned char *
+prep_grow(int fd, uint64_t idx)
+{
+	if (posix_fallocate(fd, (off_t)prep_seg_off(idx),
+	                    (off_t)trc.cfg.segment_size))
+		return NULL;
+	return prep_mapseg(fd, idx);
 }
 
 #define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
@@ -174,21 +182,29 @@ prep_fill_step(struct buf *b, int kit)
 
 /* The segment is handed over as soon as it is mapped, then faulted in
  * as a job of its own: a thread that switches meanwhile takes it at once
- * and faults only the pages the helper has not reached yet.  Called and
- * returns with prep_lock held. */
+ * and faults only the pages the helper has not reached yet.  reuse: an
+ * old segment of the file (circular mode at the cap), mapped, not grown:
+ * faulting it in leaves its old records as they are, and its owner
+ * clears them as it writes.  Called and returns with prep_lock held. */
 static void
-prep_one_segment(struct buf *b, uint64_t idx)
+prep_one_segment(struct buf *b, uint64_t idx, int reuse)
 {
 	pthread_mutex_unlock(&prep_lock);
-	unsigned char *m = prep_grow(b->fd, idx);
+	unsigned char *m =
+	    reuse ? prep_mapseg(b->fd, idx) : prep_grow(b->fd, idx);
 	pthread_mutex_lock(&prep_lock);
 	if (m) {
 		b->spare_idx = idx;
+		b->spare_reuse = reuse;
+		b->ring_at = idx;
 		__atomic_store_n(&b->spare, m, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+		if (!reuse)
+			__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
 		b->fill = m; /* replaces the fill of the one b is in */
 		b->fill_off = 0;
 		prep_note('S');
+	} else if (reuse) {
+		/* the owner maps it itself */
 	} else {
 		if (idx + 1 == b->nseg) /* else the owner grew it meanwhile */
 			b->nseg--;
@@ -414,10 +430,15 @@ static void
 prep_serve(struct buf *b)
 {
 	__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
-	if (prep_reserve())
-		return; /* at the cap: the owner decides */
-	b->spare_busy = 1;
-	prep_one_segment(b, b->nseg++);
+	if (prep_reserve() == 0) {
+		b->spare_busy = 1;
+		prep_one_segment(b, b->nseg++, 0);
+	} else if (trc.cfg.circular && b->nseg > 1) {
+		/* at the cap: the oldest one, next in ring order (one only
+		 * is the one being written: the owner reuses it itself) */
+		b->spare_busy = 1;
+		prep_one_segment(b, (b->ring_at + 1) % b->nseg, 1);
+	} /* else at the cap: the owner decides */
 }
 
 /* The next kit made (lock held, dropped meanwhile). */
@@ -609,7 +630,16 @@ uint64_t
 prep_own_index(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	uint64_t idx = b->nseg++;
+	uint64_t idx = b->ring_at = b->nseg++;
+	pthread_mutex_unlock(&prep_lock);
+	return idx;
+}
+
+uint64_t
+prep_own_reuse(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	uint64_t idx = b->ring_at = (b->ring_at + 1) % b->nseg;
 	pthread_mutex_unlock(&prep_lock);
 	return idx;
 }
@@ -716,7 +746,7 @@ prep_drop_spare(struct buf *b)
 	if (!m)
 		return;
 	munmap(m, trc.cfg.segment_size);
-	if (b->fd >= 0 && b->spare_idx + 1 == b->nseg &&
+	if (b->fd >= 0 && !b->spare_reuse && b->spare_idx + 1 == b->nseg &&
 	    ftruncate(b->fd, (off_t)prep_seg_off(b->spare_idx)) == 0) {
 		b->nseg--;
 		prep_unreserve();

@@ -62,6 +62,8 @@ struct buf {
 	 * are prep_lock's, but spare_want (set by the owner, atomic) */
 	unsigned char *spare; /* mapped (and being or) faulted in, or NULL */
 	uint64_t spare_idx;   /* its index in the file */
+	int spare_reuse;      /* it is an old one to reuse (circular) */
+	uint64_t ring_at;     /* index of the segment given out last */
 	int spare_want;       /* asked for */
 	int spare_busy;       /* the helper is making it */
 	int own_busy;         /* the owner is growing its file itself */
@@ -160,12 +162,16 @@ void prep_session(uint64_t gen); /* dwt_init: a new session */
 /* At b's low-water mark: asks the helper for b's next segment (no lock;
  * wakes the helper). */
 void prep_want_segment(struct buf *b);
-/* b's prepared next segment and its index (a pointer swap), or NULL when
+/* b's prepared next segment and its index (a pointer swap; b->spare_reuse
+ * says whether it is an old one to reuse), or NULL when
  * the helper fell behind: then the caller grows the file itself, at
  * prep_own_index(b), and calls prep_own_done(b) after.  Waits only with
  * a size cap, for a segment the helper is mapping. */
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 uint64_t prep_own_index(struct buf *b);
+/* Circular mode at the cap: the index of the oldest segment, reused by
+ * the caller (while it grows its file itself, as above). */
+uint64_t prep_own_reuse(struct buf *b);
 void prep_own_done(struct buf *b);
 /* After growing the file in-line failed: the segment the helper was
  * making for b meanwhile (it may hold the last room on the disk), once

@@ -271,7 +271,9 @@ test_order(void)
 
 /* Circular mode at its cap: the reused segment is cleared a chunk (16
  * KiB, BUF_CLEAR in src/trace/buffer.c) at a time as records reach it,
- * not all at the switch; every record written after it is read back. */
+ * not all at the switch; the helper maps and faults in the oldest one
+ * ahead, as it does a new one; every record written after the last
+ * reuse is read back. */
 static void
 test_reuse(void)
 {
@@ -303,12 +305,20 @@ test_reuse(void)
 	while (b->pos < b->seg + SEGMENT / 2 + FMT_S_END)
 		record();
 	CHECK(b->clear == b->seg + FMT_S_END + 3 * (16u << 10));
-	for (int i = 0; i < 2; i++) { /* two more reuses */
-		fill_segment(b);
-		for (int k = 0; k < 4; k++)
-			record();
-	}
+	/* two more, the helper's: mapped and faulted in ahead, taken with a
+	 * pointer swap */
+	struct prep_counts p0, p1;
+	prep_get_counts(&p0);
+	long flt = 0, csw = 0;
+	for (int i = 0; i < 2; i++)
+		ready_switch(b, &flt, &csw);
+	prep_get_counts(&p1);
 	CHECK_EQ_U64(b->reused, 3);
+	CHECK_EQ_U64(p1.swaps - p0.swaps, 2);
+	CHECK_EQ_U64(p1.grown_inline - p0.grown_inline, 0);
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(flt, 0);
+	CHECK_EQ_U64(csw, 0);
 	dwt_fini();
 	/* the newest: the last segment (4 records) and the one before */
 	uint64_t first = 0, n = count_records_from(dir, &first);
