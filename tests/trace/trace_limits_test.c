@@ -12,6 +12,7 @@
 
 #include <dwork/trace.h>
 
+#include "trace/tracer.h"
 #include "tracefile/reader.h"
 #include "testutil.h"
 
@@ -99,7 +100,9 @@ test_cap_circular(const char *base)
 	static uint64_t v[100000];
 	rd_header h;
 	/* as a crash leaves it: the reused segment is cleared only a chunk
-	 * ahead of its records, and none of its older records is read */
+	 * ahead of its records, and none of its older records is read (once
+	 * the helper has named the thread's file, which it took ready) */
+	REQUIRE(prep_test_wait_idle());
 	size_t n = read_values(dir, v, 100000, &h);
 	CHECK(n > 3 * PER_SEG && n <= 4 * PER_SEG);
 	CHECK(n > 0 && v[n - 1] == 99999);
