@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace/prep_file.h"
 #include "trace/tracer.h"
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,6 +63,7 @@ static int prep_name_busy;     /* the helper is naming one */
 /* The buffer (a thread's or a kit) a chunk of whose segment the helper
  * faults in now, prep_lock dropped: release and fini wait for it. */
 static struct buf *prep_filling;
+static int prep_unmapping; /* it unmaps a full segment, lock dropped */
 /* Test hooks (prep_test_hold): jobs left before the helper stops (-1:
  * never), whether it stopped, whether it sleeps with nothing to do, and
  * the jobs it did. */
@@ -70,12 +72,6 @@ static int prep_parked;
 static int prep_idle;
 static char prep_log[64];
 static unsigned prep_nlog;
-
-static uint64_t
-prep_seg_off(uint64_t idx)
-{
-	return FMT_HEADER_PAGE + idx * trc.cfg.segment_size;
-}
 
 /* Room under the size cap for one more segment (and reserves it). */
 static int
@@ -102,28 +98,6 @@ prep_wake(void)
 	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
 		sem_post(&prep_sem);
 }
-
-/* Maps segment idx of fd (not faulted in yet). */
-static unsigned char *
-prep_mapseg(int fd, uint64_t idx)
-{
-	uint64_t seg = trc.cfg.segment_size;
-	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
-	                        fd, (off_t)prep_seg_off(idx));
-	return m == MAP_FAILED ? NULL : m;
-}
-
-/* Grows fd by segment idx and maps it. */
-static unsigned char *
-prep_grow(int fd, uint64_t idx)
-{
-	if (posix_fallocate(fd, (off_t)prep_seg_off(idx),
-	                    (off_t)trc.cfg.segment_size))
-		return NULL;
-	return prep_mapseg(fd, idx);
-}
-
-#define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
 
 /* A job done (prep_lock held): logged for the tests, and counted
  * against a test's hold. */
@@ -216,20 +190,6 @@ prep_one_segment(struct buf *b, uint64_t idx, int reuse)
 }
 
 static void
-prep_kit_free(struct buf *k, int remove)
-{
-	if (k->spare)
-		munmap(k->spare, trc.cfg.segment_size);
-	if (k->hdr)
-		munmap(k->hdr, FMT_HEADER_PAGE);
-	if (k->fd >= 0)
-		close(k->fd);
-	if (k->fd >= 0 && remove)
-		unlink(k->path);
-	free(k);
-}
-
-static void
 prep_kits_free(int remove)
 {
 	while (prep_kits) {
@@ -299,54 +259,6 @@ prep_one_kit(uint64_t gen)
 	pthread_mutex_unlock(&prep_lock);
 }
 
-/* Renames a taken kit's file to its thread's name; a name in use (a
- * thread id callback may repeat ids) gets a suffix, as buf_create_file
- * does.  Only the helper, or fini once the helper is idle, calls it. */
-static void
-prep_name_file(struct buf *b)
-{
-	char to[PATH_MAX];
-	int e = 0;
-	for (int i = 0; i < 100; i++) {
-		if (i == 0)
-			snprintf(to, sizeof to, "%s.%u.dwt", trc.prefix,
-			         b->thread);
-		else
-			snprintf(to, sizeof to, "%s.%u-%d.dwt", trc.prefix,
-			         b->thread, i);
-		e = renameat2(AT_FDCWD, b->path, AT_FDCWD, to, RENAME_NOREPLACE)
-		        ? errno
-		        : 0;
-		if (e == EINVAL || e == ENOSYS) { /* no RENAME_NOREPLACE */
-			e = link(b->path, to) ? errno : 0;
-			if (e == 0)
-				unlink(b->path);
-		}
-		if (e == 0) {
-			memcpy(b->path, to, sizeof to);
-			return;
-		}
-		if (e != EEXIST)
-			break;
-	}
-	trc_err("cannot name the file of thread %u ('%s'): %s", b->thread,
-	        b->path, strerror(e));
-}
-
-/* The registration's calibration pair, unless fini wrote it. */
-static void
-prep_write_calib(struct buf *b)
-{
-	if (!b->cal_pending)
-		return;
-	unsigned char pl[16];
-	fmt_put_u64(pl, b->cal_ticks);
-	fmt_put_u64(pl + 8, b->cal_ns);
-	if (b->gen == trc.gen)
-		lbl_write(FMT_L_CALIB, pl, sizeof pl);
-	b->cal_pending = 0;
-}
-
 /* Names the first file on the list (prep_lock held, and again on
  * return); the pair is written under trc.lock, taken with no job
  * marked busy, since fini waits for busy jobs holding trc.lock. */
@@ -398,19 +310,6 @@ prep_find_old(void)
 				return __atomic_exchange_n(&b->old[i], NULL,
 				                           __ATOMIC_ACQUIRE);
 	return NULL;
-}
-
-/* A full segment unmapped a chunk at a time: munmap holds the address
- * space's lock for writing, and a recording thread that faults a page
- * meanwhile (it overtook the helper) waits for it, spinning: 16 MB at
- * once held it 1-2 ms on the test VM. */
-static void
-prep_unmap(unsigned char *m)
-{
-	uint64_t seg = trc.cfg.segment_size;
-	for (uint64_t off = 0; off < seg; off += PREP_CHUNK)
-		munmap(m + off,
-		       seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK);
 }
 
 /* A buffer of this session (bufs: a thread's) or a kit (bufs: the
@@ -497,10 +396,13 @@ prep_main(void *arg)
 		} else if ((b = prep_find_fill(prep_kits)) != NULL) {
 			prep_fill_step(b, 1);
 		} else if ((old = prep_find_old()) != NULL) {
+			prep_unmapping = 1;
 			pthread_mutex_unlock(&prep_lock);
 			prep_unmap(old);
 			pthread_mutex_lock(&prep_lock);
+			prep_unmapping = 0;
 			prep_note('U');
+			pthread_cond_broadcast(&prep_done);
 		} else {
 			prep_sleep();
 		}
@@ -767,15 +669,31 @@ prep_release(struct buf *b)
 	pthread_mutex_unlock(&prep_lock);
 }
 
+/* The full segments of this session not unmapped yet: unmapped here,
+ * with its segment size (the next session's may differ; lock held). */
+static void
+prep_drop_old(void)
+{
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		for (int i = 0; b->gen == trc.gen && i < BUF_OLD; i++) {
+			void *m = __atomic_exchange_n(&b->old[i], NULL,
+			                              __ATOMIC_ACQUIRE);
+			if (m)
+				munmap(m, trc.cfg.segment_size);
+		}
+}
+
 void
 prep_fini(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_kit_busy || prep_name_busy || prep_filling)
+	while (prep_kit_busy || prep_name_busy || prep_filling ||
+	       prep_unmapping)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	prep_kit_want = 0;
 	prep_gen = 0;
 	prep_kits_free(1);
+	prep_drop_old();
 	struct buf *names = prep_names;
 	prep_names = NULL;
 	pthread_mutex_unlock(&prep_lock);
@@ -813,6 +731,7 @@ prep_fork_child(void)
 	prep_names = NULL; /* the parent's buffers, forgotten */
 	prep_name_busy = 0;
 	prep_filling = NULL;
+	prep_unmapping = 0;
 	prep_hold = -1;
 	prep_parked = prep_idle = 0;
 	prep_nlog = 0;

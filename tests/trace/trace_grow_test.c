@@ -181,7 +181,9 @@ test_behind(void)
 	start(dir);
 	struct buf *b = trc_self;
 	REQUIRE(b != NULL && b->seg != NULL);
-	prep_release(b); /* the helper prepares nothing more for b */
+	prep_release(b);   /* the helper prepares nothing more for b */
+	prep_test_hold(0); /* and unmaps none of its full segments */
+	REQUIRE(prep_test_wait_parked());
 	struct prep_counts p0, p1;
 	prep_get_counts(&p0);
 	for (int i = 0; i < NSEG; i++) {
@@ -197,7 +199,15 @@ test_behind(void)
 	/* grown here, never waited for the helper (the growing itself may
 	 * sleep: posix_fallocate can wait for the disk) */
 	CHECK_EQ_U64(p1.waits, 0);
+	/* sixteen left in their slots, the rest unmapped here */
+	CHECK_EQ_U64(p1.unmapped_inline - p0.unmapped_inline, NSEG - BUF_OLD);
 	dwt_fini();
+	/* the sixteen unmapped by fini, with this session's segment size:
+	 * the helper once unmapped them later with the next session's (1
+	 * MiB in test_order), and with them the next session's kits */
+	for (int i = 0; i < BUF_OLD; i++)
+		CHECK(b->old[i] == NULL);
+	prep_test_hold(-1);
 	CHECK_EQ_U64(count_records(dir), nwritten);
 	tu_rmtree(dir);
 }
