@@ -49,6 +49,11 @@
  *   trace.grow_minflt, trace.grow_nvcsw  page faults and waits
  *                                 (voluntary context switches) of the
  *                                 recording thread over those 10M
+ *   trace.grow_inline             of its segment switches (printed as
+ *                                 the floor), those that found no
+ *                                 segment prepared and grew the file
+ *                                 in-line (the tracer's own counts:
+ *                                 linked with the static library)
  *
  * Floor of a record: a timestamp read plus one 16-byte store, in the same
  * loop, into a freshly mapped array of the same total size.
@@ -68,6 +73,7 @@
 
 #include "bench_util.h"
 #include "extrae_user_events.h"
+#include "trace/tracer.h"
 
 #define NREC   (bu_quick() ? 1000000u : 10000000u)
 #define REPEAT (bu_quick() ? 2 : 5)
@@ -237,6 +243,7 @@ struct grow {
 	double median_ns, floor_ns, worst_us, cpu_us, cpu_floor_us;
 	uint64_t over, over_floor, over_cpu, over_cpu_floor;
 	long minflt, nvcsw;
+	uint64_t inline_grown, switches;
 };
 
 /* Wall clock: each record between two TSC reads. */
@@ -340,7 +347,12 @@ grow_cpu(uint64_t n, struct grow *g)
 		c = c2;
 	}
 	getrusage(RUSAGE_THREAD, &r1);
+	struct prep_counts pc;
+	prep_get_counts(&pc);
 	big_fini();
+	g->inline_grown = pc.grown_inline;
+	/* less the first segment, a kit's */
+	g->switches = pc.swaps + pc.grown_inline - (pc.swaps > 0);
 	g->cpu_us = win_worst(w, nw, &g->over_cpu);
 	g->minflt = r1.ru_minflt - r0.ru_minflt;
 	g->nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
@@ -462,6 +474,8 @@ main(void)
 	          (double)g.over_cpu_floor);
 	bu_report("trace.grow_minflt", (double)g.minflt, "faults", 0);
 	bu_report("trace.grow_nvcsw", (double)g.nvcsw, "waits", 0);
+	bu_report("trace.grow_inline", (double)g.inline_grown, "switches",
+	          (double)g.switches);
 	bu_rmtree(base);
 	return 0;
 }

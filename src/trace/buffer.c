@@ -15,6 +15,10 @@
 /* The next segment is asked for once 1/BUF_LOW_WATER of the current
  * one is filled. */
 #define BUF_LOW_WATER 8u
+/* A reused segment is cleared this much at a time, ahead of its records:
+ * a microsecond or two of the record that reaches the cleared end, where
+ * clearing 16 MB at the switch stalled it for milliseconds. */
+#define BUF_CLEAR (16u << 10)
 
 static uint64_t
 buf_seg_off(uint64_t idx)
@@ -88,7 +92,7 @@ buf_pick_segment(struct buf *b, uint64_t *idx, int *reuse)
 	if (cap && used + seg > cap) {
 		if (!trc.cfg.circular || b->nseg == 0)
 			return DW_ETOOBIG;
-		*idx = (b->cur + 1) % b->nseg;
+		*idx = prep_own_reuse(b);
 		*reuse = 1;
 		return DW_OK;
 	}
@@ -119,6 +123,30 @@ buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* Where records may go up to in b's segment: its low-water mark until
+ * passed, then its end; in a reused segment, one slot short of where it
+ * is cleared, so that the slot after the last record always reads as
+ * the end of the records (a crash leaves none of the old ones after). */
+static unsigned char *
+buf_limit(struct buf *b)
+{
+	unsigned char *e = b->lw ? b->lw : b->seg + trc.cfg.segment_size;
+	if (b->clear && b->clear - FMT_REC_SIZE < e)
+		e = b->clear - FMT_REC_SIZE;
+	return e;
+}
+
+/* The next chunk of a reused segment cleared. */
+static void
+buf_clear_more(struct buf *b)
+{
+	unsigned char *e = b->seg + trc.cfg.segment_size;
+	size_t n = (size_t)(e - b->clear) < BUF_CLEAR ? (size_t)(e - b->clear)
+	                                              : BUF_CLEAR;
+	memset(b->clear, 0, n);
+	b->clear = b->clear + n < e ? b->clear + n : NULL;
+}
+
 /* t, ns: the calibration pair and time base, taken before the file was
  * grown and mapped, so that the record that asked for the segment keeps
  * (nearly) the time it was made. */
@@ -127,14 +155,17 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
                   uint64_t *now, uint64_t t, uint64_t ns)
 {
 	uint64_t seg = trc.cfg.segment_size;
-	if (reuse) {
+	if (b->seg && b->seg != m)
+		prep_retire(b, b->seg);
+	b->seg = m;
+	b->clear = NULL;
+	if (reuse) { /* its old records cleared as the new ones come */
 		__atomic_store_n((uint32_t *)m, 0, __ATOMIC_RELEASE);
-		memset(m + FMT_S_END, 0, seg - FMT_S_END);
+		b->clear = m + FMT_S_END;
+		buf_clear_more(b);
 		b->reused++;
 		__atomic_fetch_add(&trc.segments_reused, 1, __ATOMIC_RELAXED);
 	}
-	if (b->seg && b->seg != m)
-		prep_retire(b, b->seg);
 	if (t < *now)
 		t = *now;
 	fmt_put_u32(m + FMT_S_SIZE, FMT_S_END);
@@ -145,12 +176,11 @@ buf_start_segment(struct buf *b, unsigned char *m, uint64_t idx, int reuse,
 	uint32_t magic;
 	fmt_put_u32((unsigned char *)&magic, FMT_SEG_MAGIC);
 	__atomic_store_n((uint32_t *)m, magic, __ATOMIC_RELEASE);
-	b->seg = m;
 	b->cur = idx;
 	b->pos = m + FMT_S_END;
 	b->lw = m + FMT_S_END +
 	        (seg - FMT_S_END) / BUF_LOW_WATER / FMT_REC_SIZE * FMT_REC_SIZE;
-	__atomic_store_n(&b->end, b->lw, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->end, buf_limit(b), __ATOMIC_RELAXED);
 	b->last = t;
 	*now = t;
 	buf_write_header_counts(b);
@@ -170,7 +200,9 @@ buf_new_segment(struct buf *b, uint64_t *now)
 	if (b->fd < 0 && (err = buf_open_file(b)) != DW_OK)
 		return err;
 	unsigned char *m = prep_take_segment(b, &idx);
-	if (!m) {
+	if (m)
+		reuse = b->spare_reuse;
+	else {
 		b->sw_inline++;
 		err = buf_pick_segment(b, &idx, &reuse);
 		if (err == DW_OK && !(m = buf_map_segment(b, idx, reuse)))
@@ -181,7 +213,7 @@ buf_new_segment(struct buf *b, uint64_t *now)
 			if (!(m = prep_take_late(b, &idx)))
 				return err;
 			err = DW_OK;
-			reuse = 0;
+			reuse = b->spare_reuse;
 		} else if (err != DW_OK)
 			return err;
 	}
@@ -208,6 +240,7 @@ buf_fail(struct buf *b, int err)
 	b->seg = NULL;
 	b->pos = NULL;
 	b->lw = NULL;
+	b->clear = NULL;
 	__atomic_store_n(&b->end, NULL, __ATOMIC_RELAXED);
 	b->retry_at = b->lost_disk + b->lost_cap + BUF_RETRY_EVERY;
 	b->fail_err = err;
@@ -302,17 +335,32 @@ buf_need_segment(struct buf *b, uint64_t *now)
 	return 0;
 }
 
-/* Past the low-water mark: the segment's real end, and the next segment
- * asked for.  The exchange fails when fini (or the thread's exit) has
- * stopped the buffer meanwhile: it stays stopped. */
-static void
-buf_low_water(struct buf *b)
+/* A reused segment's cleared end is near: room for a record of need
+ * bytes and a NEWBASE before it, and the slot after. */
+static int
+buf_at_clear(struct buf *b, unsigned need)
 {
-	unsigned char *lw = b->lw;
-	b->lw = NULL;
-	if (__atomic_compare_exchange_n(&b->end, &lw,
-	                                b->seg + trc.cfg.segment_size, 0,
-	                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	return b->clear &&
+	       b->pos + need + FMT_REC_SIZE > b->clear - FMT_REC_SIZE;
+}
+
+/* Past the low-water mark (then the next segment is asked for), or at
+ * a reused segment's cleared end (then the next chunk is cleared): the
+ * writable end moves on.  The exchange fails when fini (or the thread's
+ * exit) has stopped the buffer meanwhile: it stays stopped. */
+static void
+buf_move_end(struct buf *b, unsigned need)
+{
+	unsigned char *old = buf_limit(b);
+	int at_clear = buf_at_clear(b, need);
+	int ask = b->lw && (!at_clear || b->pos + need > b->lw);
+	if (ask)
+		b->lw = NULL;
+	if (at_clear)
+		buf_clear_more(b);
+	if (__atomic_compare_exchange_n(&b->end, &old, buf_limit(b), 0,
+	                                __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+	    ask)
 		prep_want_segment(b);
 }
 
@@ -345,8 +393,8 @@ buf_slow(struct buf **tp, uint64_t *now, unsigned need)
 	}
 	if (*now < b->last)
 		*now = b->last; /* a thread's records never go back in time */
-	if (b->lw)
-		buf_low_water(b);
+	if (b->lw || buf_at_clear(b, need))
+		buf_move_end(b, need);
 	uintptr_t end = (uintptr_t)__atomic_load_n(&b->end, __ATOMIC_RELAXED);
 	if (!b->seg || (uintptr_t)b->pos + need > end)
 		return buf_need_segment(b, now) ? NULL : b->pos;
@@ -376,6 +424,7 @@ buf_trim(struct buf *b)
 	munmap(b->seg, trc.cfg.segment_size);
 	b->seg = NULL;
 	b->pos = NULL;
+	b->clear = NULL;
 	if (ftruncate(b->fd, (off_t)(buf_seg_off(b->cur) + used)) != 0)
 		return 0;
 	return FMT_FLAG_TRIMMED;

@@ -14,6 +14,14 @@
  * - the naming of a taken kit's file (a rename costs 50-100 us on ext4)
  *   and the calibration pair of its registration (a write).
  *
+ * Its jobs, in this order: naming taken kits' files; mapping a running
+ * thread's wanted next segment; faulting in a running thread's segment,
+ * a chunk at a time; making a kit; faulting in a kit's segment, a chunk
+ * at a time; unmapping full segments.  The order is looked at again
+ * after every chunk, so that a thread's next segment never waits behind
+ * a kit no thread has taken yet (16 MB faulted in takes the helper
+ * 5-20 ms of CPU, which a thread recording at full speed outruns).
+ *
  * What the helper prepared and nobody used is given back at fini (cut
  * from the file, or the kit's file removed), so the files end as they
  * did without it.  The helper's work happens under no lock a recording
@@ -30,8 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "trace/prep_file.h"
 #include "trace/tracer.h"
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,12 +60,18 @@ static struct buf *prep_kits;
 static unsigned prep_nkits;
 static struct buf *prep_names; /* taken kits whose files want a name */
 static int prep_name_busy;     /* the helper is naming one */
-
-static uint64_t
-prep_seg_off(uint64_t idx)
-{
-	return FMT_HEADER_PAGE + idx * trc.cfg.segment_size;
-}
+/* The buffer (a thread's or a kit) a chunk of whose segment the helper
+ * faults in now, prep_lock dropped: release and fini wait for it. */
+static struct buf *prep_filling;
+static int prep_unmapping; /* it unmaps a full segment, lock dropped */
+/* Test hooks (prep_test_hold): jobs left before the helper stops (-1:
+ * never), whether it stopped, whether it sleeps with nothing to do, and
+ * the jobs it did. */
+static int prep_hold = -1;
+static int prep_parked;
+static int prep_idle;
+static char prep_log[64];
+static unsigned prep_nlog;
 
 /* Room under the size cap for one more segment (and reserves it). */
 static int
@@ -78,120 +94,99 @@ prep_unreserve(void)
 static void
 prep_wake(void)
 {
+	__atomic_store_n(&prep_idle, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
 		sem_post(&prep_sem);
 }
 
-/* Grows fd by segment idx and maps it (not faulted in yet). */
-static unsigned char *
-prep_grow(int fd, uint64_t idx)
-{
-	uint64_t seg = trc.cfg.segment_size;
-	if (posix_fallocate(fd, (off_t)prep_seg_off(idx), (off_t)seg))
-		return NULL;
-	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
-	                        fd, (off_t)prep_seg_off(idx));
-	return m == MAP_FAILED ? NULL : m;
-}
-
-#define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
-
-/* b's thread has filled m and left it for the helper to unmap. */
-static int
-prep_left(struct buf *b, unsigned char *m)
-{
-	for (int i = 0; i < BUF_OLD; i++)
-		if (__atomic_load_n(&b->old[i], __ATOMIC_ACQUIRE) == m)
-			return 1;
-	return 0;
-}
-
-/* Makes every page of b's segment m writable now, instead of a fault a
- * page in the record path; older kernels refuse it and the pages fault
- * lazily.  A chunk at a time: once b's thread took m (it overtook the
- * helper), the chunks it has reached are its own to fault, and the
- * helper goes on ahead of it instead of contending for the same pages;
- * once it has left m, or wants the next segment already, nothing more
- * is done. */
+/* A job done (prep_lock held): logged for the tests, and counted
+ * against a test's hold. */
 static void
-prep_populate(struct buf *b, unsigned char *m)
+prep_note(char job)
 {
+	if (prep_nlog + 1 < sizeof prep_log)
+		prep_log[prep_nlog++] = job;
+	if (prep_hold > 0)
+		prep_hold--;
+}
+
+/* One chunk of b's segment b->fill made writable now (prep_lock held,
+ * dropped meanwhile), instead of a fault a page in the record path;
+ * older kernels refuse MADV_POPULATE_WRITE and the pages fault lazily.
+ * Once b's thread took the segment (it overtook the helper), the chunks
+ * it has reached are its own to fault and the helper goes on ahead of
+ * it; once it has left the segment, the fill ends.  kit: b is a kit
+ * (for the log). */
+static void
+prep_fill_step(struct buf *b, int kit)
+{
+	unsigned char *m = b->fill;
+	uint64_t seg = trc.cfg.segment_size, off = b->fill_off;
 #ifdef MADV_POPULATE_WRITE
-	uint64_t seg = trc.cfg.segment_size;
-	for (uint64_t off = 0; off < seg; off += PREP_CHUNK) {
-		/* racy reads of the owner's fields: at worst a chunk more */
-		if (b && __atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
-			/* the next one wanted already: mapping it comes
-			 * first, the thread faults the rest of this one */
-			if (prep_left(b, m) ||
-			    __atomic_load_n(&b->spare_want, __ATOMIC_ACQUIRE))
-				break;
-			if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) == m &&
-			    __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >=
-			        m + off)
-				continue;
-		}
-		uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
-		madvise(m + off, len, MADV_POPULATE_WRITE);
+	/* racy reads of the owner's fields: at worst a chunk more */
+	if (__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) != m) {
+		if (__atomic_load_n(&b->seg, __ATOMIC_RELAXED) != m)
+			off = seg;
+		while (off < seg &&
+		       __atomic_load_n(&b->pos, __ATOMIC_RELAXED) >= m + off)
+			off += PREP_CHUNK;
 	}
 #else
-	(void)b;
-	(void)m;
+	off = seg;
 #endif
+	if (off >= seg) {
+		b->fill = NULL;
+		pthread_cond_broadcast(&prep_done);
+		return;
+	}
+	uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
+	prep_filling = b;
+	pthread_mutex_unlock(&prep_lock);
+#ifdef MADV_POPULATE_WRITE
+	madvise(m + off, len, MADV_POPULATE_WRITE);
+#endif
+	pthread_mutex_lock(&prep_lock);
+	prep_filling = NULL;
+	b->fill_off = off + len;
+	if (b->fill_off >= seg)
+		b->fill = NULL;
+	prep_note(kit ? 'k' : 's');
+	pthread_cond_broadcast(&prep_done);
 }
 
-static unsigned char *
-prep_map(int fd, uint64_t idx)
-{
-	unsigned char *m = prep_grow(fd, idx);
-	if (m)
-		prep_populate(NULL, m);
-	return m;
-}
-
-/* The segment is handed over as soon as it is mapped, then faulted in:
- * a thread that switches meanwhile takes it at once and faults only the
- * pages the helper has not reached yet.  b stays busy until then, so
- * that fini does not cut it while the helper faults it in. */
+/* The segment is handed over as soon as it is mapped, then faulted in
+ * as a job of its own: a thread that switches meanwhile takes it at once
+ * and faults only the pages the helper has not reached yet.  reuse: an
+ * old segment of the file (circular mode at the cap), mapped, not grown:
+ * faulting it in leaves its old records as they are, and its owner
+ * clears them as it writes.  Called and returns with prep_lock held. */
 static void
-prep_one_segment(struct buf *b, uint64_t idx)
+prep_one_segment(struct buf *b, uint64_t idx, int reuse)
 {
-	unsigned char *m = prep_grow(b->fd, idx);
+	pthread_mutex_unlock(&prep_lock);
+	unsigned char *m =
+	    reuse ? prep_mapseg(b->fd, idx) : prep_grow(b->fd, idx);
 	pthread_mutex_lock(&prep_lock);
 	if (m) {
 		b->spare_idx = idx;
+		b->spare_reuse = reuse;
+		b->ring_at = idx;
 		__atomic_store_n(&b->spare, m, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+		if (!reuse)
+			__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
+		b->fill = m; /* replaces the fill of the one b is in */
+		b->fill_off = 0;
+		prep_note('S');
+	} else if (reuse) {
+		/* the owner maps it itself */
 	} else {
 		if (idx + 1 == b->nseg) /* else the owner grew it meanwhile */
 			b->nseg--;
 		prep_unreserve();
 		__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED);
-		b->spare_busy = 0;
 	}
-	pthread_cond_broadcast(&prep_done);
-	pthread_mutex_unlock(&prep_lock);
-	if (!m)
-		return;
-	prep_populate(b, m);
-	pthread_mutex_lock(&prep_lock);
 	b->spare_busy = 0;
 	pthread_cond_broadcast(&prep_done);
-	pthread_mutex_unlock(&prep_lock);
-}
-
-static void
-prep_kit_free(struct buf *k, int remove)
-{
-	if (k->spare)
-		munmap(k->spare, trc.cfg.segment_size);
-	if (k->hdr)
-		munmap(k->hdr, FMT_HEADER_PAGE);
-	if (k->fd >= 0)
-		close(k->fd);
-	if (k->fd >= 0 && remove)
-		unlink(k->path);
-	free(k);
 }
 
 static void
@@ -230,11 +225,12 @@ prep_make_kit(uint64_t gen)
 		k->hdr = NULL;
 	if (k->hdr && gen == __atomic_load_n(&trc.gen, __ATOMIC_RELAXED)) {
 		lbl_fill_header(k->hdr, FMT_FILE_THREAD);
-		k->spare = prep_map(k->fd, 0);
+		k->spare = prep_grow(k->fd, 0);
 	}
 	if (k->spare) {
 		k->gen = gen;
 		k->nseg = 1;
+		k->fill = k->spare; /* faulted in later, as a job of its own */
 		return k;
 	}
 	prep_kit_free(k, 1);
@@ -252,6 +248,7 @@ prep_one_kit(uint64_t gen)
 		prep_kits = k;
 		prep_kit_fails = 0;
 		prep_kit_want |= ++prep_nkits < PREP_KITS;
+		prep_note('K');
 	} else {
 		if (k)
 			prep_kit_free(k, 1);
@@ -260,54 +257,6 @@ prep_one_kit(uint64_t gen)
 	prep_kit_busy = 0;
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
-}
-
-/* Renames a taken kit's file to its thread's name; a name in use (a
- * thread id callback may repeat ids) gets a suffix, as buf_create_file
- * does.  Only the helper, or fini once the helper is idle, calls it. */
-static void
-prep_name_file(struct buf *b)
-{
-	char to[PATH_MAX];
-	int e = 0;
-	for (int i = 0; i < 100; i++) {
-		if (i == 0)
-			snprintf(to, sizeof to, "%s.%u.dwt", trc.prefix,
-			         b->thread);
-		else
-			snprintf(to, sizeof to, "%s.%u-%d.dwt", trc.prefix,
-			         b->thread, i);
-		e = renameat2(AT_FDCWD, b->path, AT_FDCWD, to, RENAME_NOREPLACE)
-		        ? errno
-		        : 0;
-		if (e == EINVAL || e == ENOSYS) { /* no RENAME_NOREPLACE */
-			e = link(b->path, to) ? errno : 0;
-			if (e == 0)
-				unlink(b->path);
-		}
-		if (e == 0) {
-			memcpy(b->path, to, sizeof to);
-			return;
-		}
-		if (e != EEXIST)
-			break;
-	}
-	trc_err("cannot name the file of thread %u ('%s'): %s", b->thread,
-	        b->path, strerror(e));
-}
-
-/* The registration's calibration pair, unless fini wrote it. */
-static void
-prep_write_calib(struct buf *b)
-{
-	if (!b->cal_pending)
-		return;
-	unsigned char pl[16];
-	fmt_put_u64(pl, b->cal_ticks);
-	fmt_put_u64(pl + 8, b->cal_ns);
-	if (b->gen == trc.gen)
-		lbl_write(FMT_L_CALIB, pl, sizeof pl);
-	b->cal_pending = 0;
 }
 
 /* Names the first file on the list (prep_lock held, and again on
@@ -323,6 +272,7 @@ prep_name_one(void)
 	prep_name_file(b);
 	pthread_mutex_lock(&prep_lock);
 	prep_name_busy = 0;
+	prep_note('N');
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
 	pthread_mutex_lock(&trc.lock);
@@ -362,17 +312,59 @@ prep_find_old(void)
 	return NULL;
 }
 
-/* A full segment unmapped a chunk at a time: munmap holds the address
- * space's lock for writing, and a recording thread that faults a page
- * meanwhile (it overtook the helper) waits for it, spinning: 16 MB at
- * once held it 1-2 ms on the test VM. */
-static void
-prep_unmap(unsigned char *m)
+/* A buffer of this session (bufs: a thread's) or a kit (bufs: the
+ * kits) whose segment is being faulted in (lock held). */
+static struct buf *
+prep_find_fill(struct buf *b)
 {
-	uint64_t seg = trc.cfg.segment_size;
-	for (uint64_t off = 0; off < seg; off += PREP_CHUNK)
-		munmap(m + off,
-		       seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK);
+	for (; b; b = b->next)
+		if (b->gen == prep_gen && b->fill)
+			return b;
+	return NULL;
+}
+
+/* A running thread's wanted next segment: grown and mapped (lock held,
+ * dropped meanwhile). */
+static void
+prep_serve(struct buf *b)
+{
+	__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
+	if (prep_reserve() == 0) {
+		b->spare_busy = 1;
+		prep_one_segment(b, b->nseg++, 0);
+	} else if (trc.cfg.circular && b->nseg > 1) {
+		/* at the cap: the oldest one, next in ring order (one only
+		 * is the one being written: the owner reuses it itself) */
+		b->spare_busy = 1;
+		prep_one_segment(b, (b->ring_at + 1) % b->nseg, 1);
+	} /* else at the cap: the owner decides */
+}
+
+/* The next kit made (lock held, dropped meanwhile). */
+static void
+prep_kit_job(void)
+{
+	prep_kit_want = 0;
+	/* counted against the cap when a thread takes it */
+	if (prep_kit_fails > 2)
+		return;
+	prep_kit_busy = 1;
+	uint64_t gen = prep_gen;
+	pthread_mutex_unlock(&prep_lock);
+	prep_one_kit(gen);
+	pthread_mutex_lock(&prep_lock);
+}
+
+/* Nothing to do: sleeps until woken (lock held, dropped meanwhile). */
+static void
+prep_sleep(void)
+{
+	__atomic_store_n(&prep_idle, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	while (sem_wait(&prep_sem) != 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&prep_lock);
 }
 
 static void *
@@ -380,46 +372,39 @@ prep_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prep_lock);
-	/* names first (until then a crash hides the thread's records),
-	 * then one kit: threads start soon after init, while a segment
-	 * just started takes long to fill; full segments are unmapped
-	 * last, once the next one is ready (below) */
+	/* names first (until then a crash hides the thread's records);
+	 * then what running threads wait for; then what the next thread
+	 * will want; full segments are unmapped last, once the next ones
+	 * are ready.  One job, or one chunk of a fill, at a time. */
 	for (;;) {
-		struct buf *b = prep_find();
-		void *old = NULL;
+		while (prep_hold == 0) {
+			prep_parked = 1;
+			pthread_cond_broadcast(&prep_done);
+			pthread_cond_wait(&prep_done, &prep_lock);
+		}
+		struct buf *b;
+		void *old;
 		if (prep_names) {
 			prep_name_one();
+		} else if ((b = prep_find()) != NULL) {
+			prep_serve(b);
+		} else if ((b = prep_find_fill(trc.bufs)) != NULL) {
+			prep_fill_step(b, 0);
 		} else if (prep_kit_want && !prep_kit_busy &&
-		           prep_nkits < PREP_KITS && (!prep_nkits || !b)) {
-			/* the second kit (for a burst of threads) after the
-			 * next segment of a thread that is recording */
-			prep_kit_want = 0;
-			/* counted against the cap when a thread takes it */
-			if (prep_kit_fails > 2)
-				continue;
-			prep_kit_busy = 1;
-			uint64_t gen = prep_gen;
-			pthread_mutex_unlock(&prep_lock);
-			prep_one_kit(gen);
-			pthread_mutex_lock(&prep_lock);
-		} else if (b) {
-			__atomic_store_n(&b->spare_want, 0, __ATOMIC_RELAXED);
-			if (prep_reserve())
-				continue; /* at the cap: the owner decides */
-			b->spare_busy = 1;
-			uint64_t idx = b->nseg++;
-			pthread_mutex_unlock(&prep_lock);
-			prep_one_segment(b, idx);
-			pthread_mutex_lock(&prep_lock);
+		           prep_nkits < PREP_KITS) {
+			prep_kit_job();
+		} else if ((b = prep_find_fill(prep_kits)) != NULL) {
+			prep_fill_step(b, 1);
 		} else if ((old = prep_find_old()) != NULL) {
+			prep_unmapping = 1;
 			pthread_mutex_unlock(&prep_lock);
 			prep_unmap(old);
 			pthread_mutex_lock(&prep_lock);
+			prep_unmapping = 0;
+			prep_note('U');
+			pthread_cond_broadcast(&prep_done);
 		} else {
-			pthread_mutex_unlock(&prep_lock);
-			while (sem_wait(&prep_sem) != 0 && errno == EINTR)
-				;
-			pthread_mutex_lock(&prep_lock);
+			prep_sleep();
 		}
 	}
 	return NULL;
@@ -547,7 +532,16 @@ uint64_t
 prep_own_index(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	uint64_t idx = b->nseg++;
+	uint64_t idx = b->ring_at = b->nseg++;
+	pthread_mutex_unlock(&prep_lock);
+	return idx;
+}
+
+uint64_t
+prep_own_reuse(struct buf *b)
+{
+	pthread_mutex_lock(&prep_lock);
+	uint64_t idx = b->ring_at = (b->ring_at + 1) % b->nseg;
 	pthread_mutex_unlock(&prep_lock);
 	return idx;
 }
@@ -577,16 +571,30 @@ prep_get_counts(struct prep_counts *c)
 	pthread_mutex_unlock(&trc.lock);
 }
 
+/* A kit whose segment is all faulted in, else NULL (lock held). */
+static struct buf **
+prep_kit_filled(void)
+{
+	for (struct buf **k = &prep_kits; *k; k = &(*k)->next)
+		if (!(*k)->fill)
+			return k;
+	return NULL;
+}
+
 struct buf *
 prep_take_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	struct buf *k = prep_gen == trc.gen ? prep_kits : NULL;
-	if (k) {
-		prep_kits = k->next;
+	struct buf **at = prep_kit_filled(), *k = NULL;
+	if (!at) /* else one being faulted in: the rest faults lazily */
+		at = &prep_kits;
+	if (prep_gen == trc.gen && (k = *at) != NULL) {
+		*at = k->next;
 		prep_nkits--;
 		k->next = NULL;
 		if (prep_reserve()) { /* at the cap: the usual path decides */
+			while (prep_filling == k)
+				pthread_cond_wait(&prep_done, &prep_lock);
 			prep_kit_free(k, 1);
 			k = NULL;
 		}
@@ -624,8 +632,9 @@ void
 prep_wait_kit(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_running && prep_gen && !prep_nkits && prep_kit_fails <= 2 &&
-	       (prep_kit_want || prep_kit_busy))
+	while (prep_running && prep_gen && !prep_kit_filled() &&
+	       prep_kit_fails <= 2 &&
+	       (prep_kit_want || prep_kit_busy || prep_nkits))
 		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -639,7 +648,7 @@ prep_drop_spare(struct buf *b)
 	if (!m)
 		return;
 	munmap(m, trc.cfg.segment_size);
-	if (b->fd >= 0 && b->spare_idx + 1 == b->nseg &&
+	if (b->fd >= 0 && !b->spare_reuse && b->spare_idx + 1 == b->nseg &&
 	    ftruncate(b->fd, (off_t)prep_seg_off(b->spare_idx)) == 0) {
 		b->nseg--;
 		prep_unreserve();
@@ -651,23 +660,40 @@ void
 prep_release(struct buf *b)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (b->spare_busy || b->own_busy)
+	while (b->spare_busy || b->own_busy || prep_filling == b)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	b->spare_want = 0;
+	b->fill = NULL;
 	__atomic_store_n(&b->spare_failed, 1, __ATOMIC_RELAXED); /* no more */
 	prep_drop_spare(b);
 	pthread_mutex_unlock(&prep_lock);
+}
+
+/* The full segments of this session not unmapped yet: unmapped here,
+ * with its segment size (the next session's may differ; lock held). */
+static void
+prep_drop_old(void)
+{
+	for (struct buf *b = trc.bufs; b; b = b->next)
+		for (int i = 0; b->gen == trc.gen && i < BUF_OLD; i++) {
+			void *m = __atomic_exchange_n(&b->old[i], NULL,
+			                              __ATOMIC_ACQUIRE);
+			if (m)
+				munmap(m, trc.cfg.segment_size);
+		}
 }
 
 void
 prep_fini(void)
 {
 	pthread_mutex_lock(&prep_lock);
-	while (prep_kit_busy || prep_name_busy)
+	while (prep_kit_busy || prep_name_busy || prep_filling ||
+	       prep_unmapping)
 		pthread_cond_wait(&prep_done, &prep_lock);
 	prep_kit_want = 0;
 	prep_gen = 0;
 	prep_kits_free(1);
+	prep_drop_old();
 	struct buf *names = prep_names;
 	prep_names = NULL;
 	pthread_mutex_unlock(&prep_lock);
@@ -704,5 +730,64 @@ prep_fork_child(void)
 	prep_gen = 0;
 	prep_names = NULL; /* the parent's buffers, forgotten */
 	prep_name_busy = 0;
+	prep_filling = NULL;
+	prep_unmapping = 0;
+	prep_hold = -1;
+	prep_parked = prep_idle = 0;
+	prep_nlog = 0;
 	prep_kits_free(0); /* the parent's: unmapped here, files kept */
+}
+
+void
+prep_test_hold(int jobs)
+{
+	pthread_mutex_lock(&prep_lock);
+	prep_hold = jobs;
+	prep_parked = 0;
+	prep_nlog = 0;
+	pthread_cond_broadcast(&prep_done);
+	pthread_mutex_unlock(&prep_lock);
+	prep_wake();
+}
+
+/* Until *flag is set (prep_lock held); 0 after 20 s. */
+static int
+prep_test_wait(int *flag)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	int e = 0;
+	while (!__atomic_load_n(flag, __ATOMIC_RELAXED) && e != ETIMEDOUT)
+		e = pthread_cond_timedwait(&prep_done, &prep_lock, &until);
+	return __atomic_load_n(flag, __ATOMIC_RELAXED);
+}
+
+int
+prep_test_wait_parked(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	int ok = prep_test_wait(&prep_parked);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
+}
+
+int
+prep_test_wait_idle(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	int ok = prep_test_wait(&prep_idle);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
+}
+
+void
+prep_test_log(char *out, size_t len)
+{
+	pthread_mutex_lock(&prep_lock);
+	size_t n = prep_nlog < len ? prep_nlog : len - 1;
+	memcpy(out, prep_log, n);
+	out[n] = 0;
+	prep_nlog = 0;
+	pthread_mutex_unlock(&prep_lock);
 }

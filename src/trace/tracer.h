@@ -54,16 +54,25 @@ struct buf {
 	 * the record that reaches it asks for the next segment; NULL once
 	 * passed. */
 	unsigned char *lw;
+	/* A reused segment (circular mode) is cleared a chunk at a time
+	 * ahead of the records: how far it is; NULL once all of it is. */
+	unsigned char *clear;
 	/* prep.c: the next segment, prepared ahead.  spare is handed over
 	 * with atomics (set by the helper, taken by the owner); the flags
 	 * are prep_lock's, but spare_want (set by the owner, atomic) */
 	unsigned char *spare; /* mapped (and being or) faulted in, or NULL */
 	uint64_t spare_idx;   /* its index in the file */
+	int spare_reuse;      /* it is an old one to reuse (circular) */
+	uint64_t ring_at;     /* index of the segment given out last */
 	int spare_want;       /* asked for */
 	int spare_busy;       /* the helper is making it */
 	int own_busy;         /* the owner is growing its file itself */
 	int spare_failed;     /* do not prepare any more */
-	void *old[BUF_OLD];   /* full segments for the helper to unmap */
+	/* the segment the helper faults in, a chunk at a time between its
+	 * other jobs (prep_lock; NULL when none), and how far it got */
+	unsigned char *fill;
+	uint64_t fill_off;
+	void *old[BUF_OLD]; /* full segments for the helper to unmap */
 	/* segment switches, by the owner only: a prepared segment taken
 	 * (sw_swap), waited for (sw_wait), grown by the owner itself
 	 * (sw_inline); full segments it unmapped itself */
@@ -153,12 +162,16 @@ void prep_session(uint64_t gen); /* dwt_init: a new session */
 /* At b's low-water mark: asks the helper for b's next segment (no lock;
  * wakes the helper). */
 void prep_want_segment(struct buf *b);
-/* b's prepared next segment and its index (a pointer swap), or NULL when
+/* b's prepared next segment and its index (a pointer swap; b->spare_reuse
+ * says whether it is an old one to reuse), or NULL when
  * the helper fell behind: then the caller grows the file itself, at
  * prep_own_index(b), and calls prep_own_done(b) after.  Waits only with
  * a size cap, for a segment the helper is mapping. */
 unsigned char *prep_take_segment(struct buf *b, uint64_t *idx);
 uint64_t prep_own_index(struct buf *b);
+/* Circular mode at the cap: the index of the oldest segment, reused by
+ * the caller (while it grows its file itself, as above). */
+uint64_t prep_own_reuse(struct buf *b);
 void prep_own_done(struct buf *b);
 /* After growing the file in-line failed: the segment the helper was
  * making for b meanwhile (it may hold the last room on the disk), once
@@ -194,6 +207,16 @@ void prep_await_kit(void);
 void prep_wait_kit(void);
 void prep_release(struct buf *b); /* its spare given back; no more */
 void prep_fini(void);             /* the unused kit removed */
+/* Test hooks: the helper stops at its next job once it has done `jobs`
+ * more (0: at once; -1: never), and the jobs it did since are logged,
+ * one letter each: N a file named, S a thread's next segment mapped, s
+ * a chunk of it faulted in, K a kit made (mapped), k a chunk of a kit's
+ * segment, U a full segment unmapped.  The waits give up after 20 s
+ * (0); the log is copied, NUL-terminated, and restarted. */
+void prep_test_hold(int jobs);
+int prep_test_wait_parked(void);
+int prep_test_wait_idle(void); /* until it sleeps with nothing to do */
+void prep_test_log(char *out, size_t len);
 void prep_fork_prepare(void);
 void prep_fork_parent(void);
 void prep_fork_child(void);

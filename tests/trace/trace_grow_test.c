@@ -12,6 +12,7 @@
  * both, the file holds every record written, in order.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -24,6 +25,8 @@
 #define EV      7300u
 #define SEGMENT (64u << 10)
 #define NSEG    40
+/* the helper's chunk (PREP_CHUNK in src/trace/prep.c) */
+#define PREP_CHUNK_TEST (256u << 10)
 
 static uint64_t nwritten;
 
@@ -42,7 +45,8 @@ wait_spare(struct buf *b)
 	struct timespec ms = {0, 1000000};
 	for (int i = 0; i < 20000; i++) {
 		if (__atomic_load_n(&b->spare, __ATOMIC_ACQUIRE) &&
-		    !__atomic_load_n(&b->spare_busy, __ATOMIC_ACQUIRE))
+		    !__atomic_load_n(&b->spare_busy, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&b->fill, __ATOMIC_ACQUIRE))
 			return 1;
 		nanosleep(&ms, NULL);
 	}
@@ -53,7 +57,7 @@ wait_spare(struct buf *b)
 static void
 fill_segment(struct buf *b)
 {
-	while (b->pos + 2 * FMT_REC_SIZE < b->seg + SEGMENT)
+	while (b->pos + 2 * FMT_REC_SIZE < b->seg + trc.cfg.segment_size)
 		record();
 }
 
@@ -77,9 +81,10 @@ ready_switch(struct buf *b, long *flt, long *csw)
 	*csw += r1.ru_nvcsw - r0.ru_nvcsw;
 }
 
-/* Events EV in the thread files of dir, each value the next one. */
+/* Events EV in the thread files of dir, each value the next one from
+ * the first, *first. */
 static uint64_t
-count_records(const char *dir)
+count_records_from(const char *dir, uint64_t *first)
 {
 	char path[800];
 	uint64_t n = 0, bad = 0;
@@ -97,8 +102,11 @@ count_records(const char *dir)
 		rd_rec r;
 		REQUIRE(rd_thread_open(path, &errs, &t) == DW_OK);
 		while (rd_thread_next(t, &r))
-			if (r.kind == FMT_R_EVENT && r.u.event.type == EV)
-				bad += r.u.event.value != n++;
+			if (r.kind == FMT_R_EVENT && r.u.event.type == EV) {
+				if (n == 0)
+					*first = r.u.event.value;
+				bad += r.u.event.value != *first + n++;
+			}
 		rd_thread_close(t);
 		CHECK_EQ_U64(rd_errlist_count(&errs), 0);
 		rd_errlist_free(&errs);
@@ -108,17 +116,32 @@ count_records(const char *dir)
 	return n;
 }
 
+/* The same, from 0. */
+static uint64_t
+count_records(const char *dir)
+{
+	uint64_t first = 0, n = count_records_from(dir, &first);
+	CHECK_EQ_U64(first, 0);
+	return n;
+}
+
 static void
-start(const char *dir)
+start_seg(const char *dir, uint64_t segment)
 {
 	dwt_config c;
 	dwt_config_defaults(&c);
 	c.dir = dir;
 	c.program = "grow";
-	c.segment_size = SEGMENT;
+	c.segment_size = segment;
 	REQUIRE(dwt_init(&c) == DW_OK);
 	nwritten = 0;
 	record(); /* registers: the first segment */
+}
+
+static void
+start(const char *dir)
+{
+	start_seg(dir, SEGMENT);
 }
 
 static void
@@ -158,7 +181,9 @@ test_behind(void)
 	start(dir);
 	struct buf *b = trc_self;
 	REQUIRE(b != NULL && b->seg != NULL);
-	prep_release(b); /* the helper prepares nothing more for b */
+	prep_release(b);   /* the helper prepares nothing more for b */
+	prep_test_hold(0); /* and unmaps none of its full segments */
+	REQUIRE(prep_test_wait_parked());
 	struct prep_counts p0, p1;
 	prep_get_counts(&p0);
 	for (int i = 0; i < NSEG; i++) {
@@ -174,8 +199,141 @@ test_behind(void)
 	/* grown here, never waited for the helper (the growing itself may
 	 * sleep: posix_fallocate can wait for the disk) */
 	CHECK_EQ_U64(p1.waits, 0);
+	/* sixteen left in their slots, the rest unmapped here */
+	CHECK_EQ_U64(p1.unmapped_inline - p0.unmapped_inline, NSEG - BUF_OLD);
+	dwt_fini();
+	/* the sixteen unmapped by fini, with this session's segment size:
+	 * the helper once unmapped them later with the next session's (1
+	 * MiB in test_order), and with them the next session's kits */
+	for (int i = 0; i < BUF_OLD; i++)
+		CHECK(b->old[i] == NULL);
+	prep_test_hold(-1);
+	CHECK_EQ_U64(count_records(dir), nwritten);
+	tu_rmtree(dir);
+}
+
+static void *
+other_thread(void *p)
+{
+	dwt_event(EV + 1, 1); /* registers: takes a kit */
+	return p;
+}
+
+static void
+run_other(void)
+{
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, other_thread, NULL) == 0);
+	pthread_join(th, NULL);
+}
+
+/* The helper's order, made deterministic by its test hold: a kit is
+ * being faulted in (one chunk of four done) when a running thread asks
+ * for its next segment; the helper maps that segment and faults it in
+ * before it goes on with the kit.  The log's letters: prep_test_hold in
+ * src/trace/tracer.h. */
+static void
+test_order(void)
+{
+	const char *tmp = tu_tmpdir("growo");
+	char dir[512], log[64];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start_seg(dir, 4 * PREP_CHUNK_TEST);
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	REQUIRE(prep_test_wait_idle()); /* two kits ready */
+	prep_test_hold(0);
+	REQUIRE(prep_test_wait_parked());
+	run_other(); /* two threads take both kits: none left */
+	run_other();
+	prep_test_hold(4); /* their files named, the next two kits mapped */
+	REQUIRE(prep_test_wait_parked());
+	prep_test_log(log, sizeof log);
+	CHECK(strcmp(log, "NNKK") == 0);
+	prep_test_hold(1); /* one chunk of its segment faulted in */
+	REQUIRE(prep_test_wait_parked());
+	prep_test_log(log, sizeof log);
+	CHECK(strcmp(log, "k") == 0);
+	while (b->lw) /* up to the low-water mark: the next one asked for */
+		record();
+	prep_test_hold(-1);
+	REQUIRE(prep_test_wait_idle());
+	prep_test_log(log, sizeof log);
+	/* mapped, then its four chunks, then the kits' seven left */
+	CHECK(strcmp(log, "Ssssskkkkkkk") == 0);
+	if (strcmp(log, "Ssssskkkkkkk") != 0)
+		fprintf(stderr, "trace_grow: helper's jobs: %s\n", log);
+	REQUIRE(wait_spare(b));
+	fill_segment(b);
+	unsigned char *old = b->seg;
+	struct rusage r0, r1;
+	getrusage(RUSAGE_THREAD, &r0);
+	for (int i = 0; i < 4; i++)
+		record();
+	getrusage(RUSAGE_THREAD, &r1);
+	CHECK(b->seg != old);
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(r1.ru_minflt - r0.ru_minflt, 0);
 	dwt_fini();
 	CHECK_EQ_U64(count_records(dir), nwritten);
+	tu_rmtree(dir);
+}
+
+/* Circular mode at its cap: the reused segment is cleared a chunk (16
+ * KiB, BUF_CLEAR in src/trace/buffer.c) at a time as records reach it,
+ * not all at the switch; the helper maps and faults in the oldest one
+ * ahead, as it does a new one; every record written after the last
+ * reuse is read back. */
+static void
+test_reuse(void)
+{
+	const char *tmp = tu_tmpdir("growr");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	dwt_config c;
+	dwt_config_defaults(&c);
+	c.dir = dir;
+	c.program = "grow";
+	c.segment_size = SEGMENT;
+	c.size_cap = 2 * SEGMENT;
+	c.circular = 1;
+	REQUIRE(dwt_init(&c) == DW_OK);
+	nwritten = 0;
+	record();
+	struct buf *b = trc_self;
+	REQUIRE(b != NULL && b->seg != NULL);
+	for (int i = 0; i < 3 && !b->reused; i++) {
+		fill_segment(b);
+		for (int k = 0; k < 4; k++)
+			record();
+	}
+	REQUIRE(b->reused == 1);
+	/* cleared up to one chunk past the header; the old records after
+	 * it still there, then cleared as records reach them */
+	CHECK(b->clear == b->seg + FMT_S_END + (16u << 10));
+	CHECK(*(uint32_t *)(b->seg + SEGMENT / 2) != 0);
+	while (b->pos < b->seg + SEGMENT / 2 + FMT_S_END)
+		record();
+	CHECK(b->clear == b->seg + FMT_S_END + 3 * (16u << 10));
+	/* two more, the helper's: mapped and faulted in ahead, taken with a
+	 * pointer swap */
+	struct prep_counts p0, p1;
+	prep_get_counts(&p0);
+	long flt = 0, csw = 0;
+	for (int i = 0; i < 2; i++)
+		ready_switch(b, &flt, &csw);
+	prep_get_counts(&p1);
+	CHECK_EQ_U64(b->reused, 3);
+	CHECK_EQ_U64(p1.swaps - p0.swaps, 2);
+	CHECK_EQ_U64(p1.grown_inline - p0.grown_inline, 0);
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(flt, 0);
+	CHECK_EQ_U64(csw, 0);
+	dwt_fini();
+	/* the newest: the last segment (4 records) and the one before */
+	uint64_t first = 0, n = count_records_from(dir, &first);
+	CHECK(n > (SEGMENT - FMT_S_END) / 16 && n <= 2 * (SEGMENT / 16));
+	CHECK_EQ_U64(first + n, nwritten);
 	tu_rmtree(dir);
 }
 
@@ -184,5 +342,7 @@ main(void)
 {
 	test_ready();
 	test_behind();
+	test_order();
+	test_reuse();
 	return tu_report("trace_grow");
 }

@@ -1,0 +1,26 @@
+/* prep.c's file and mapping steps, none under its lock (prep_file.c). */
+#ifndef DW_TRACE_PREP_FILE_H
+#define DW_TRACE_PREP_FILE_H
+
+#include <stdint.h>
+
+#include "trace/tracer.h"
+
+#define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
+
+/* Offset of segment idx in a thread file. */
+uint64_t prep_seg_off(uint64_t idx);
+/* Maps segment idx of fd (not faulted in); NULL on failure. */
+unsigned char *prep_mapseg(int fd, uint64_t idx);
+/* Grows fd by segment idx and maps it; NULL on failure. */
+unsigned char *prep_grow(int fd, uint64_t idx);
+/* A full segment unmapped a chunk at a time. */
+void prep_unmap(unsigned char *m);
+/* A kit freed: its mappings, its file closed (and removed: remove). */
+void prep_kit_free(struct buf *k, int remove);
+/* A taken kit's file renamed to its thread's name. */
+void prep_name_file(struct buf *b);
+/* The registration's calibration pair written, unless fini did. */
+void prep_write_calib(struct buf *b);
+
+#endif
