@@ -343,6 +343,28 @@ conn_drop_reader(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
+void
+conn_drop_reader_soon(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	if (c->shut || c->closed || c->wq || c->armed || c->epfd < 0 ||
+	    !rearm_defer(c)) {
+		pthread_mutex_unlock(&c->wlock);
+		conn_drop_reader(c);
+		return;
+	}
+	c->reader = 0; /* the interest stays off: rearm_tick turns it on */
+	pthread_mutex_unlock(&c->wlock);
+}
+
+void
+conn_rearm_now(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	conn_rearm(c);
+	pthread_mutex_unlock(&c->wlock);
+}
+
 static int conn_pending(struct conn *c);
 
 int
