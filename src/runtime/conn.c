@@ -357,12 +357,18 @@ conn_drop_reader_soon(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
-void
-conn_rearm_now(struct conn *c)
+int
+conn_rearm_now(struct conn *c, int wait)
 {
-	pthread_mutex_lock(&c->wlock);
+	/* the I/O thread need not wait for a writer: on one CPU that is a
+	 * futex sleep until the writer runs again */
+	if (!wait && pthread_mutex_trylock(&c->wlock) != 0)
+		return 0;
+	if (wait)
+		pthread_mutex_lock(&c->wlock);
 	conn_rearm(c);
 	pthread_mutex_unlock(&c->wlock);
+	return 1;
 }
 
 static int conn_pending(struct conn *c);

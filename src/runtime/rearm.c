@@ -95,10 +95,20 @@ rearm_tick(void)
 	struct conn *c = defer_c;
 	defer_c = NULL;
 	pthread_mutex_unlock(&defer_lock);
-	if (c) {
-		conn_rearm_now(c);
-		conn_unref(c);
+	int again = __atomic_load_n(&defer_mode, __ATOMIC_SEQ_CST) != 0;
+	if (c && !conn_rearm_now(c, !again)) { /* busy: the next period */
+		pthread_mutex_lock(&defer_lock);
+		if (!defer_c) {
+			defer_c = c;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&defer_lock);
+		if (c) /* the slot went to another link meanwhile */
+			conn_rearm_now(c, 1);
+		__atomic_store_n(&defer_hits, 1, __ATOMIC_RELAXED);
 	}
+	if (c)
+		conn_unref(c);
 }
 
 /* The loop stopped: nothing is left off. */
