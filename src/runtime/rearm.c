@@ -35,6 +35,20 @@ static unsigned defer_rearms; /* atomic: re-arms at once in the window */
 static uint64_t defer_window; /* atomic: when the window started (ms) */
 static int defer_quiet;       /* I/O thread: periods without a deferral */
 
+/* Puts c in the slot unless another link has it. */
+static int
+rearm_publish(struct conn *c)
+{
+	pthread_mutex_lock(&defer_lock);
+	int ok = defer_c == NULL || defer_c == c;
+	if (ok && !defer_c) {
+		conn_ref(c);
+		defer_c = c;
+	}
+	pthread_mutex_unlock(&defer_lock);
+	return ok;
+}
+
 /* c->wlock held.  1: c's interest may stay off (the I/O thread turns it
  * on within REARM_DEFER_MS); 0: re-arm it now. */
 int
@@ -54,14 +68,10 @@ rearm_defer(struct conn *c)
 		}
 		return 0;
 	}
-	pthread_mutex_lock(&defer_lock);
-	int ok = defer_c == NULL || defer_c == c;
-	if (ok && !defer_c) {
-		conn_ref(c);
-		defer_c = c;
-	}
-	pthread_mutex_unlock(&defer_lock);
-	if (!ok)
+	/* still published since the last period: no lock (the I/O thread
+	 * taking it now re-arms c after this wlock, or the next period) */
+	if (__atomic_load_n(&defer_c, __ATOMIC_SEQ_CST) != c &&
+	    !rearm_publish(c))
 		return 0;
 	__atomic_add_fetch(&defer_hits, 1, __ATOMIC_RELAXED);
 	/* published: if the mode ended meanwhile, re-arm here too */
