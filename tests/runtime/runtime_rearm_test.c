@@ -4,10 +4,10 @@
  * threads turn it back on within a millisecond.  What nobody else reads
  * must still be read:
  *
- *   - the worker's link during a 1 s call that follows the stream: the
- *     master pings every 50 ms and declares the worker dead after 300 ms
- *     of silence, so the worker's I/O thread must answer;
- *   - the master's link while the master sleeps 1 s outside dwork right
+ *   - the worker's link during a 3 s call that follows the stream: the
+ *     master pings every 100 ms and declares the worker dead after
+ *     1.5 s of silence, so the worker's I/O thread must answer;
+ *   - the master's link while the master sleeps 3 s outside dwork right
  *     after the stream: the pongs must be read there, or the worker is
  *     declared dead;
  *   - an interrupt sent 200 ms into a 5 s call that follows a stream: the
@@ -47,12 +47,14 @@ stream(int w)
 	}
 }
 
-/* A 1 s call after the stream: the worker answers the pings meanwhile. */
+/* A 3 s call after the stream: the worker answers the pings meanwhile
+ * (the timeout is half of it: a loaded machine may starve a process for
+ * a few hundred ms, never for the whole call). */
 static void
 test_long_call(int w)
 {
 	stream(w);
-	int ms = 1000;
+	int ms = 3000;
 	void *res = NULL;
 	size_t n = 0;
 	CHECK(dw_remotecall_fetch(w, "sleeper", &ms, sizeof ms, &res, &n) ==
@@ -67,7 +69,7 @@ static void
 test_master_away(int w)
 {
 	stream(w);
-	usleep(1000000);
+	usleep(3000000);
 	void *res = NULL;
 	size_t n = 0;
 	int v = 7;
@@ -99,7 +101,7 @@ test_interrupt(int w)
 int
 main(int argc, char **argv)
 {
-	dw_options o = {.heartbeat_ms = 50, .heartbeat_timeout_ms = 300};
+	dw_options o = {.heartbeat_ms = 100, .heartbeat_timeout_ms = 1500};
 	int w;
 
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
