@@ -1,9 +1,19 @@
 /*
  * Runtime benchmarks, each beside its floor measured in the same run:
  *
- *   rpc.fetch_rtt_us   dw_remotecall_fetch of 8 bytes to one worker,
- *                      median; floor: a single-threaded TCP ping-pong of 8
- *                      bytes between two processes over loopback
+ *   rpc.fetch_rtt_us_one_cpu  the headline: dw_remotecall_fetch of 8
+ *                      bytes to one worker, median, both processes pinned
+ *                      to one CPU (taskset; no cross-CPU wake-up, which on
+ *                      this VM costs tens of microseconds a hop); floor: a
+ *                      single-threaded TCP ping-pong of 8 bytes between
+ *                      two processes over loopback, pinned alike, in
+ *                      alternating rounds (target ratio <= 1.25)
+ *   rpc.fetch_rtt_us_unpinned  the same unpinned
+ *   rpc.fetch_rtt_instr  instructions of one such round trip, every
+ *                      process and thread (valgrind --tool=callgrind, the
+ *                      difference of 1,200 round trips and 200, so start-up
+ *                      and exit cancel); floor: the raw ping-pong's; they
+ *                      do not move with the load.  Not under BENCH_QUICK
  *   rpc.calls_per_s    100,000 dw_remotecall back to back, then all
  *                      fetched (target 300,000/s on this 2-core machine)
  *   rpc.bulk_gbps      fetching a 64 MiB result; floor: raw TCP transfer
@@ -30,6 +40,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <dwork/dwork.h>
 
@@ -286,6 +298,109 @@ floor_spawn8(const char *self)
 	return ms;
 }
 
+/* ---- instructions per round trip (callgrind) ---- */
+
+/* "--cg-fetch N" / "--cg-floor N": N round trips and nothing else. */
+static int
+cg_part(int floor, int n)
+{
+	if (floor) {
+		int port, lfd = tcp_listen(&port);
+		pid_t pid = floor_server(lfd, 0);
+		int fd = tcp_connect(port);
+		unsigned char b[8] = {1};
+		for (int i = 0; i < n; i++)
+			if (io_all(fd, b, 8, 1) || io_all(fd, b, 8, 0))
+				return 1;
+		close(fd);
+		close(lfd);
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
+	int w;
+	if (dw_addprocs(1, NULL, &w) != 1)
+		return 1;
+	uint64_t v = 42;
+	for (int i = 0; i < n; i++) {
+		void *res;
+		size_t len;
+		if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &len) != DW_OK)
+			return 1;
+		free(res);
+	}
+	dw_finalize();
+	return 0;
+}
+
+/* Instructions of every process of a part run under callgrind (summed
+ * over its output files), 0 when it failed. */
+static uint64_t
+cg_total(const char *self, const char *part, int n)
+{
+	char dir[] = "/tmp/dwbench-cg-XXXXXX", cmd[4400], line[512];
+	if (!mkdtemp(dir))
+		return 0;
+	snprintf(cmd, sizeof cmd,
+	         "DWORK_HEARTBEAT_MS=600000 DWORK_HEARTBEAT_TIMEOUT_MS=1200000 "
+	         "valgrind --tool=callgrind --trace-children=yes "
+	         "--callgrind-out-file=%s/cg.%%p %s %s %d >/dev/null 2>&1",
+	         dir, self, part, n);
+	int ok = system(cmd) == 0;
+	uint64_t total = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char f[600];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+		FILE *fp = fopen(f, "r");
+		while (ok && fp && fgets(line, sizeof line, fp))
+			if (!strncmp(line, "totals:", 7) ||
+			    !strncmp(line, "summary:", 8)) {
+				total +=
+				    strtoull(strchr(line, ':') + 1, NULL, 10);
+				break;
+			}
+		if (fp)
+			fclose(fp);
+		unlink(f);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	return ok ? total : 0;
+}
+
+static double
+cg_per_trip(const char *self, const char *part)
+{
+	uint64_t a = cg_total(self, part, 200), b = cg_total(self, part, 1200);
+	return a && b > a ? (double)(b - a) / 1000.0 : -1;
+}
+
+static void
+bench_instr(const char *self)
+{
+	const char *q = getenv("BENCH_QUICK");
+	if (q && *q && strcmp(q, "0")) {
+		printf("bench: rpc.fetch_rtt_instr: BENCH_QUICK (missing)\n");
+		return;
+	}
+	if (system("valgrind --version >/dev/null 2>&1") != 0) {
+		printf("bench: rpc.fetch_rtt_instr: no valgrind (missing)\n");
+		return;
+	}
+	double fetch = cg_per_trip(self, "--cg-fetch"),
+	       floor = cg_per_trip(self, "--cg-floor");
+	if (fetch <= 0 || floor <= 0) {
+		printf("bench: rpc.fetch_rtt_instr: callgrind run failed "
+		       "(missing)\n");
+		return;
+	}
+	report("rpc.fetch_rtt_instr", fetch, "instructions", floor);
+}
+
 /* ---- the runtime ---- */
 
 static double
@@ -474,6 +589,13 @@ main(int argc, char **argv)
 		close(tcp_connect(atoi(argv[2])));
 		return 0;
 	}
+	if (argc == 3 && (!strcmp(argv[1], "--cg-fetch") ||
+	                  !strcmp(argv[1], "--cg-floor"))) {
+		int floor = !strcmp(argv[1], "--cg-floor"), n = atoi(argv[2]);
+		if (!floor && dw_init(&argc, &argv) != DW_OK)
+			return 1;
+		return cg_part(floor, n);
+	}
 	int pinned = argc >= 2 && !strcmp(argv[argc - 1], "--rtt-one-cpu");
 	const char *last = argc >= 2 ? argv[argc - 1] : "";
 	int tls = !strcmp(last, "--tls-part"),
@@ -514,8 +636,9 @@ main(int argc, char **argv)
 		dw_finalize();
 		return 0;
 	}
-	bench_rtt(w, "rpc.fetch_rtt_us");
-	bench_one_cpu(self);
+	bench_one_cpu(self); /* the headline first, its TLS twin with it */
+	bench_rtt(w, "rpc.fetch_rtt_us_unpinned");
+	bench_instr(self);
 	double cps = rpc_calls_per_s(w);
 	report("rpc.calls_per_s", cps, "calls/s", 0);
 	printf("bench: rpc.calls_per_s.target = 300000.00 calls/s\n");

@@ -5,17 +5,23 @@
  *                             to one worker with tracing on, divided by
  *                             the same with tracing off, both processes
  *                             pinned to one CPU (taskset -c 0: the stable
- *                             mode, no cross-CPU wake-ups); runs
- *                             alternate, best of 3 each (target <= 1.05)
+ *                             mode, no cross-CPU wake-ups); the median
+ *                             of PAIRS interleaved off/on pairs' ratios,
+ *                             their spread beside it (target <= 1.05)
  *   trace.rpc_overhead_ratio_unpinned   the same, unpinned
  *   trace.events_per_call     records written per remote call, by all
  *                             processes (caller and callee, all threads),
  *                             pinned as above (unpinned beside it: which
  *                             thread reads a frame then varies)
- *   trace.rpc_added_ns_per_call  pinned on - off per call, beside
- *                             1.5 x events_per_call x trace.event_ns
- *                             (an event's cost measured in this run, in
- *                             a traced process of the same cluster)
+ *   trace.rpc_added_ns_per_call  pinned, each pair's median call on
+ *                             less its median call off (a stretch of
+ *                             calls slowed by another process moves a
+ *                             total, not a median), the median over the
+ *                             pairs; beside it its bound 1.5 x
+ *                             events_per_call x trace.event_ns (an
+ *                             event's cost measured in this run, in a
+ *                             traced process of the same cluster) and
+ *                             their ratio (target <= 1)
  *   rpc.fetch_instr_per_call, trace.rpc_instr_per_call  instructions per
  *                             call of every process (caller, callee, all
  *                             threads) from valgrind --tool=callgrind,
@@ -51,6 +57,7 @@
 #include "tracefile/reader.h"
 
 #define CALLS 100000
+#define PAIRS 9 /* interleaved off/on pinned runs (5 in BENCH_QUICK) */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -67,9 +74,24 @@ now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Child: a cluster of one worker, n calls; prints the seconds they took. */
 static int
-child(int argc, char **argv, const char *trace, int n)
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof v[0], cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Child: a cluster of one worker, n calls; prints the seconds they took
+ * and the median call in nanoseconds. */
+static int
+child(int argc, char **argv, const char *trace, int n, int timed)
 {
 	dw_options o = {.trace = trace, .no_merge = 1};
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
@@ -92,29 +114,45 @@ child(int argc, char **argv, const char *trace, int n)
 		return 0;
 	}
 	uint64_t v = 1;
+	/* timed: each call too (not in the callgrind runs, which count the
+	 * calls' instructions alone) */
+	double *t = timed ? malloc((size_t)(n > 0 ? n : 1) * sizeof *t) : NULL;
+	if (timed && !t)
+		return 1;
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
 		void *res;
 		size_t len;
+		double c0 = timed ? now_s() : 0;
 		if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &len) != DW_OK)
 			return 1;
+		if (timed)
+			t[i] = now_s() - c0;
 		free(res);
 	}
-	printf("%.6f\n", now_s() - t0);
+	double total = now_s() - t0;
+	printf("%.6f %.1f\n", total, timed && n > 0 ? median(t, n) * 1e9 : 0.0);
+	free(t);
 	fflush(stdout);
 	dw_finalize();
 	return 0;
 }
 
+/* The median call of the last run (ns). */
+static double last_median_ns;
+
 static double
 run_cmd(const char *pre, const char *self, const char *trace, int n)
 {
 	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "%s%s --child %s %d", pre, self, trace, n);
+	snprintf(cmd, sizeof cmd, "%s%s --timed %s %d", pre, self, trace, n);
 	FILE *p = popen(cmd, "r");
 	double s = -1;
+	last_median_ns = 0;
 	if (!p || fscanf(p, "%lf", &s) != 1)
 		s = -1;
+	else if (fscanf(p, "%lf", &last_median_ns) != 1)
+		last_median_ns = 0;
 	if (p && pclose(p) != 0)
 		s = -1;
 	if (s < 0) {
@@ -247,8 +285,10 @@ instr_per_call(const char *self, const char *base, const char *env,
 int
 main(int argc, char **argv)
 {
-	if (argc >= 4 && !strcmp(argv[1], "--child"))
-		return child(argc, argv, argv[2], atoi(argv[3]));
+	if (argc >= 4 &&
+	    (!strcmp(argv[1], "--child") || !strcmp(argv[1], "--timed")))
+		return child(argc, argv, argv[2], atoi(argv[3]),
+		             !strcmp(argv[1], "--timed"));
 	if (argc > 1 && !strcmp(argv[1], "--dwork-worker")) {
 		dw_init(&argc, &argv); /* a worker: never returns */
 		return 1;
@@ -266,30 +306,44 @@ main(int argc, char **argv)
 	const char *q = getenv("BENCH_QUICK");
 	int quick = q && *q && strcmp(q, "0");
 	int calls = quick ? CALLS / 10 : CALLS;
-	double off = 1e30, on = 1e30, uoff = 1e30, uon = 1e30, ev = 1e30;
-	for (int r = 0; r < 3; r++) {
-		double v = run_pinned(self, "0", calls);
-		off = v < off ? v : off;
-		v = run_pinned(self, dir, calls);
-		on = v < on ? v : on;
+	/* pinned: interleaved off/on pairs, the median of their ratios and
+	 * of their added time (per-call medians, which a preempted stretch
+	 * of calls cannot move); unpinned beside it, best of 3 each */
+	int pairs = quick ? 5 : PAIRS;
+	double ratio[PAIRS], added[PAIRS], added_tot[PAIRS], onv[PAIRS],
+	    offv[PAIRS];
+	double uoff = 1e30, uon = 1e30, ev = 1e30;
+	for (int r = 0; r < pairs; r++) {
+		offv[r] = run_pinned(self, "0", calls);
+		double moff = last_median_ns;
+		onv[r] = run_pinned(self, dir, calls);
+		double mon = last_median_ns;
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		v = run(self, "0", calls);
-		uoff = v < uoff ? v : uoff;
-		v = run(self, dir, calls);
-		uon = v < uon ? v : uon;
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		v = run_pinned(self, dir, -1);
-		ev = v < ev ? v : ev;
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		ratio[r] = onv[r] / offv[r];
+		added[r] = mon - moff;
+		added_tot[r] = (onv[r] - offv[r]) / calls * 1e9;
+		if (r < 3) {
+			double v = run(self, "0", calls);
+			uoff = v < uoff ? v : uoff;
+			v = run(self, dir, calls);
+			uon = v < uon ? v : uon;
+			nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+			v = run_pinned(self, dir, -1);
+			ev = v < ev ? v : ev;
+			nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		}
 	}
-	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU)\n", on / off);
+	double m = median(ratio, pairs);
+	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU, median of %d "
+	       "interleaved pairs, spread %.3f-%.3f)\n",
+	       m, pairs, ratio[0], ratio[pairs - 1]);
 	printf("bench: trace.rpc_overhead_ratio.on_us_per_call = %.2f us\n",
-	       on / calls * 1e6);
+	       median(onv, pairs) / calls * 1e6);
 	printf("bench: trace.rpc_overhead_ratio.off_us_per_call = %.2f us\n",
-	       off / calls * 1e6);
+	       median(offv, pairs) / calls * 1e6);
 	printf("bench: trace.rpc_overhead_ratio.target = 1.05\n");
 	printf("bench: trace.rpc_overhead_ratio_unpinned = %.3f (%.2f vs %.2f "
-	       "us a call)\n",
+	       "us a call, best of 3 each)\n",
 	       uon / uoff, uon / calls * 1e6, uoff / calls * 1e6);
 	uint64_t r1 = records_for(self, base, 1000, 1);
 	uint64_t r2 = records_for(self, base, 11000, 1);
@@ -301,11 +355,17 @@ main(int argc, char **argv)
 	       (double)(r2 - r1) / 10000.0);
 	printf("bench: trace.events_per_call.target = 12.00 records\n");
 	printf("bench: trace.event_ns_in_cluster = %.2f ns\n", ev);
-	printf("bench: trace.rpc_added_ns_per_call = %.0f ns\n",
-	       (on - off) / calls * 1e9);
+	double bound = 1.5 * epc * ev, am = median(added, pairs);
+	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, median "
+	       "call on - off, median of the %d pairs, spread %.0f-%.0f; "
+	       "from the runs' totals %.0f ns)\n",
+	       am, pairs, added[0], added[pairs - 1], median(added_tot, pairs));
 	printf("bench: trace.rpc_added_ns_per_call.target = %.0f ns (1.5 x "
-	       "events_per_call x event_ns)\n",
-	       1.5 * epc * ev);
+	       "events_per_call x event_ns, this run)\n",
+	       bound);
+	printf("bench: trace.rpc_added_ns_per_call.ratio = %.2f (target <= "
+	       "1)\n",
+	       am / bound);
 	if (!quick && system("valgrind --version >/dev/null 2>&1") == 0) {
 		double i_off = instr_per_call(self, base, "", "0");
 		double i_on = instr_per_call(self, base, "", dir);

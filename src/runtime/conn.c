@@ -343,6 +343,34 @@ conn_drop_reader(struct conn *c)
 	pthread_mutex_unlock(&c->wlock);
 }
 
+void
+conn_drop_reader_soon(struct conn *c)
+{
+	pthread_mutex_lock(&c->wlock);
+	if (c->shut || c->closed || c->wq || c->armed || c->epfd < 0 ||
+	    !rearm_defer(c)) {
+		pthread_mutex_unlock(&c->wlock);
+		conn_drop_reader(c);
+		return;
+	}
+	c->reader = 0; /* the interest stays off: rearm_tick turns it on */
+	pthread_mutex_unlock(&c->wlock);
+}
+
+int
+conn_rearm_now(struct conn *c, int wait)
+{
+	/* the I/O thread need not wait for a writer: on one CPU that is a
+	 * futex sleep until the writer runs again */
+	if (!wait && pthread_mutex_trylock(&c->wlock) != 0)
+		return 0;
+	if (wait)
+		pthread_mutex_lock(&c->wlock);
+	conn_rearm(c);
+	pthread_mutex_unlock(&c->wlock);
+	return 1;
+}
+
 static int conn_pending(struct conn *c);
 
 int

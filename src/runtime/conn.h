@@ -218,6 +218,15 @@ int conn_flush(struct conn *c);
  */
 int conn_take_reader(struct conn *c);
 void conn_drop_reader(struct conn *c);
+/* The same after a read turn on the call path: while calls flow back to
+ * back the interest may stay off for up to REARM_DEFER_MS (rearm.c). */
+void conn_drop_reader_soon(struct conn *c);
+#define REARM_DEFER_MS 1
+/* rearm.c: c->wlock held; 1 when c may stay off (see above). */
+int rearm_defer(struct conn *c);
+/* Requests the events the I/O thread must handle now: 1 done; 0 when
+ * !wait and a writer holds wlock (try again). */
+int conn_rearm_now(struct conn *c, int wait);
 /* The I/O thread got an event: clears the one-shot arming; returns 1 if
  * it may read (and then holds the right). */
 int conn_event(struct conn *c, uint32_t events);

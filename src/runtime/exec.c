@@ -23,6 +23,7 @@
  * dwork calls and jobs wait (rt.lock). */
 static int exec_idle, exec_blocked, exec_reading, exec_running;
 static __thread int exec_thread;
+static __thread struct conn *exec_early; /* its read right is held */
 #define EXEC_MAX 256
 
 static void *exec_main(void *arg);
@@ -245,6 +246,30 @@ exec_keep(struct job *j, dw_reply *r, int rc, int code)
 	conn_send(j->from, &f, exec_defer(j->from));
 }
 
+/* An executor that will read the master's link once its reply is out
+ * (no job queued) takes the read right before the reply is written: the
+ * next call, sent as soon as the reply lands, then finds the I/O thread's
+ * interest off and wakes only this executor.  Taken after, the call could
+ * come first (on one CPU the caller runs at once) and wake the I/O thread
+ * for nothing: two context switches a call. */
+static void
+exec_read_early(struct conn *from)
+{
+	if (!exec_early && from == rt.master && !exec_more() && !peer_links() &&
+	    conn_take_reader(from))
+		exec_early = from;
+}
+
+/* The early read right goes back when a job comes first. */
+static void
+exec_read_early_drop(void)
+{
+	if (exec_early) {
+		conn_drop_reader(exec_early);
+		exec_early = NULL;
+	}
+}
+
 static void
 exec_job(struct job *j)
 {
@@ -267,6 +292,7 @@ exec_job(struct job *j)
 	int rc = call_run(&j->call, &r);
 	exec_note_run(j, exec_ticks() - t0);
 	int code = exec_was_interrupted(j, &r, &rc) ? DW_EINTR : DW_EREMOTE;
+	exec_read_early(j->from); /* before anything is queued on the link */
 	/* its bytes go back to the sender, before (and with) its reply */
 	flow_consumed(j->from, j->len, !exec_more(),
 	              j->call.mode == WIRE_MODE_DO ? exec_defer(j->from)
@@ -307,7 +333,11 @@ static int
 exec_idle_read(void)
 {
 	struct conn *c = rt.master;
-	if (!c || peer_links() || !conn_take_reader(c))
+	if (exec_early && (exec_early != c || peer_links()))
+		exec_read_early_drop();
+	int early = exec_early != NULL;
+	exec_early = NULL;
+	if (!early && (!c || peer_links() || !conn_take_reader(c)))
 		return 0;
 	exec_reading++;
 	pthread_mutex_unlock(&rt.lock);
@@ -338,6 +368,7 @@ exec_main(void *arg)
 				rt_cond_wait(&rt.jobs_cv, &rt.lock, NULL,
 				             DWT_STATE_IDLE);
 		}
+		exec_read_early_drop(); /* a job to run: someone else reads */
 		struct job *j = rt.jobs;
 		if (!j)
 			break;

@@ -181,7 +181,7 @@ call_read_turn(struct conn *c, int ms)
 	} else if ((r = conn_wait_readable(c, ms)) > 0) {
 		r = loop_read_conn(c, why, sizeof why) < 0 ? -1 : 0;
 	}
-	conn_drop_reader(c);
+	conn_drop_reader_soon(c);
 	if (r < 0 && !c->closed)
 		loop_conn_lost(c, why);
 	return r;

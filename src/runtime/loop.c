@@ -220,10 +220,17 @@ loop_main(void *arg)
 	rtr_thread_start("I/O", DWT_STATE_IDLE);
 	rtr_thread_started();
 	while (!__atomic_load_n(&rt.stop, __ATOMIC_ACQUIRE)) {
-		int n = epoll_wait(rt.epfd, evs, 64, -1);
+		int n = epoll_wait(rt.epfd, evs, 64, rearm_wait_ms());
+		if (n == 0) { /* a deferred re-arm's period: no records */
+			rearm_tick();
+			loop_commands();
+			loop_free_batch();
+			continue;
+		}
 		rtr_push(DWT_STATE_SEND_RECEIVE);
 		for (int i = 0; i < n; i++)
 			loop_event(&evs[i]);
+		rearm_tick();
 		loop_commands();
 		loop_free_batch();
 		rtr_pop();
@@ -281,6 +288,7 @@ loop_stop(void)
 		pthread_join(rt.io, NULL);
 		rt.io_running = 0;
 	}
+	rearm_stop();
 	loop_free_batch();
 	int *fds[] = {&rt.epfd, &rt.evfd, &rt.tfd, &spare_fd};
 	for (int i = 0; i < 4; i++) {

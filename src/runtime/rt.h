@@ -137,6 +137,11 @@ void loop_wake(void);
  * functions loop_run handed over, then the work put off. */
 void loop_commands(void);
 void loop_free_batch(void);
+/* rearm.c, the I/O thread's side of deferred re-arming: epoll_wait's
+ * timeout, what it does after each wait, and the end of the loop. */
+int rearm_wait_ms(void);
+void rearm_tick(void);
+void rearm_stop(void);
 /* accept4 with SOCK_CLOEXEC that survives descriptor exhaustion: at
  * EMFILE/ENFILE the waiting connection is accepted on a reserved
  * descriptor and closed (-2, logged once per episode); -1 with errno
