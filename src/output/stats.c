@@ -103,74 +103,70 @@ st_pop_ideal(st_pop *out, double ideal)
  */
 
 static void *table_insert(void **arr, size_t *n, size_t size, size_t ksize,
-                          uint64_t key);
+                          uint64_t key, size_t at);
 
-/* The entry of key in a table sorted by a leading key of ksize bytes
- * (4 or 8), inserted zeroed when missing; NULL when out of memory.
- * Inlined, so that ksize is a constant: a lookup for every record. */
+/* Where key is, or would go, in a table sorted by a leading key of ksize
+ * bytes (4 or 8); *found says which. */
+static inline __attribute__((always_inline)) size_t
+table_pos(const unsigned char *a, size_t n, size_t size, size_t ksize,
+          uint64_t key, bool *found)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k = 0;
+		uint32_t k32;
+
+		if (ksize == 4)
+			memcpy(&k32, a + mid * size, 4), k = k32;
+		else
+			memcpy(&k, a + mid * size, 8);
+		if (k == key)
+			return *found = true, mid;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return *found = false, lo;
+}
+
+/* The entry of key in a sorted table, inserted zeroed when missing; NULL
+ * when out of memory.  Inlined, so that ksize is a constant: a lookup for
+ * every record. */
 static inline __attribute__((always_inline)) void *
 table_get(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key)
 {
-	unsigned char *a = *arr;
-	size_t lo = 0, hi = *n;
+	bool found;
+	size_t at = table_pos(*arr, *n, size, ksize, key, &found);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k = 0;
-		uint32_t k32;
-
-		if (ksize == 4)
-			memcpy(&k32, a + mid * size, 4), k = k32;
-		else
-			memcpy(&k, a + mid * size, 8);
-		if (k == key)
-			return a + mid * size;
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return table_insert(arr, n, size, ksize, key);
+	if (found)
+		return (unsigned char *)*arr + at * size;
+	return table_insert(arr, n, size, ksize, key, at);
 }
 
-/* table_get's key, missing: inserted in order. */
+/* table_get's key, missing: inserted zeroed at its place. */
 static void *
-table_insert(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key)
+table_insert(void **arr, size_t *n, size_t size, size_t ksize, uint64_t key,
+             size_t at)
 {
-	unsigned char *a = *arr;
-	size_t lo = 0, hi = *n;
+	unsigned char *a = realloc(*arr, (*n + 1) * size);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k = 0;
-		uint32_t k32;
-
-		if (ksize == 4)
-			memcpy(&k32, a + mid * size, 4), k = k32;
-		else
-			memcpy(&k, a + mid * size, 8);
-		if (k == key)
-			return a + mid * size;
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	a = realloc(a, (*n + 1) * size);
 	if (!a)
 		return NULL;
 	*arr = a;
-	memmove(a + (lo + 1) * size, a + lo * size, (*n - lo) * size);
-	memset(a + lo * size, 0, size);
+	memmove(a + (at + 1) * size, a + at * size, (*n - at) * size);
+	memset(a + at * size, 0, size);
 	if (ksize == 4) {
 		uint32_t k32 = (uint32_t)key;
 
-		memcpy(a + lo * size, &k32, 4);
+		memcpy(a + at * size, &k32, 4);
 	} else {
-		memcpy(a + lo * size, &key, 8);
+		memcpy(a + at * size, &key, 8);
 	}
 	(*n)++;
-	return a + lo * size;
+	return a + at * size;
 }
 
 /* ---- Records
