@@ -37,6 +37,7 @@
  * and no callgrind.
  */
 #include <dirent.h>
+#include "bench_util.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,37 +323,16 @@ rm_cg(const char *dir)
 static uint64_t
 instructions(const char *self, const char *dir, int on, int pmap, int n)
 {
-	char cmd[5000], line[512], f[1200];
+	char cmd[5000];
 	snprintf(cmd, sizeof cmd,
 	         "DWORK_ACCOUNT=%d DWORK_HEARTBEAT_MS=600000 "
 	         "DWORK_HEARTBEAT_TIMEOUT_MS=1200000 valgrind --tool=callgrind "
 	         "--trace-children=yes --callgrind-out-file=%s/cg.%%p "
 	         "%s --child %d %d >/dev/null 2>&1",
 	         on, dir, self, pmap, n);
-	uint64_t total = 0;
 	if (system(cmd) != 0)
 		return 0;
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "cg.", 3))
-			continue;
-		snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
-		FILE *fp = fopen(f, "r");
-		while (fp && fgets(line, sizeof line, fp))
-			if (!strncmp(line, "totals:", 7) ||
-			    !strncmp(line, "summary:", 8)) {
-				total +=
-				    strtoull(strchr(line, ':') + 1, NULL, 10);
-				break;
-			}
-		if (fp)
-			fclose(fp);
-		unlink(f);
-	}
-	if (d)
-		closedir(d);
-	return total;
+	return bu_cg_dir(dir, "cg.");
 }
 
 /* Instructions a call (a pmap item): the difference of two runs, so

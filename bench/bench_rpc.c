@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include "bench_util.h"
 
 #include <dwork/dwork.h>
 
@@ -337,7 +338,7 @@ cg_part(int floor, int n)
 static uint64_t
 cg_total(const char *self, const char *part, int n)
 {
-	char dir[] = "/tmp/dwbench-cg-XXXXXX", cmd[4400], line[512];
+	char dir[] = "/tmp/dwbench-cg-XXXXXX", cmd[4400];
 	if (!mkdtemp(dir))
 		return 0;
 	snprintf(cmd, sizeof cmd,
@@ -346,28 +347,7 @@ cg_total(const char *self, const char *part, int n)
 	         "--callgrind-out-file=%s/cg.%%p %s %s %d >/dev/null 2>&1",
 	         dir, self, part, n);
 	int ok = system(cmd) == 0;
-	uint64_t total = 0;
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char f[600];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
-		FILE *fp = fopen(f, "r");
-		while (ok && fp && fgets(line, sizeof line, fp))
-			if (!strncmp(line, "totals:", 7) ||
-			    !strncmp(line, "summary:", 8)) {
-				total +=
-				    strtoull(strchr(line, ':') + 1, NULL, 10);
-				break;
-			}
-		if (fp)
-			fclose(fp);
-		unlink(f);
-	}
-	if (d)
-		closedir(d);
+	uint64_t total = bu_cg_dir(dir, "");
 	rmdir(dir);
 	return ok ? total : 0;
 }

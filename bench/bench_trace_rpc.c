@@ -42,6 +42,7 @@
  * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
  */
 #include <dirent.h>
+#include "bench_util.h"
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,10 +232,8 @@ static uint64_t
 instructions(const char *self, const char *base, const char *env,
              const char *trace, int n)
 {
-	char cmd[2048], path[700], line[512];
-	uint64_t total = 0;
-	DIR *d;
-	struct dirent *e;
+	char cmd[2048], path[700];
+	uint64_t total;
 
 	snprintf(path, sizeof path, "%s/cg", base);
 	mkdir(path, 0700);
@@ -246,27 +245,7 @@ instructions(const char *self, const char *base, const char *env,
 	         env, path, self, trace, n);
 	if (system(cmd) != 0)
 		return 0;
-	if (!(d = opendir(path)))
-		return 0;
-	while ((e = readdir(d))) {
-		char file[1000];
-		FILE *f;
-
-		if (strncmp(e->d_name, "cg.", 3))
-			continue;
-		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-		if (!(f = fopen(file, "r")))
-			continue;
-		while (fgets(line, sizeof line, f))
-			if (!strncmp(line, "totals:", 7) ||
-			    !strncmp(line, "summary:", 8)) {
-				total +=
-				    strtoull(strchr(line, ':') + 1, NULL, 10);
-				break;
-			}
-		fclose(f);
-	}
-	closedir(d);
+	total = bu_cg_dir(path, "cg.");
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return total;
 }

@@ -6,6 +6,7 @@
 #ifndef DW_BENCH_UTIL_H
 #define DW_BENCH_UTIL_H
 
+#include <dirent.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BU_NI __attribute__((no_instrument_function))
 
@@ -95,9 +97,53 @@ bu_rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 
 /* Removes a directory tree. */
 static inline void BU_NI
-bu_rmtree(const char *dir)
+bu_rmtree(const char *top)
 {
-	nftw(dir, bu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(top, bu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The instructions a callgrind output file counts (its "totals:" or
+ * "summary:" line); 0 when it cannot be read. */
+static inline uint64_t BU_NI
+bu_cg_file(const char *path)
+{
+	char line[512];
+	uint64_t total = 0;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "totals:", 7) ||
+		    !strncmp(line, "summary:", 8)) {
+			total = strtoull(strchr(line, ':') + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return total;
+}
+
+/* The sum of bu_cg_file over the files of dir whose names start with
+ * prefix (one a process with --callgrind-out-file=WHERE/cg.%p), each
+ * removed once read. */
+static inline uint64_t BU_NI
+bu_cg_dir(const char *where, const char *prefix)
+{
+	char f[1200];
+	uint64_t total = 0;
+	DIR *d = opendir(where);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) ||
+		    e->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof f, "%s/%s", where, e->d_name);
+		total += bu_cg_file(f);
+		unlink(f);
+	}
+	if (d)
+		closedir(d);
+	return total;
 }
 
 #endif

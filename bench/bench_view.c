@@ -32,6 +32,7 @@
 #include "merge/merge.h"
 #include "output/writers.h"
 #include "bench_merge.h"
+#include "bench_util.h"
 
 #define RUNS 2
 
@@ -281,24 +282,17 @@ records_read(const char *trace, uint64_t n)
 static uint64_t
 instructions(const char *self, const char *trace, const char *format)
 {
-	char cmd[2048], path[700], line[512];
-	uint64_t total = 0;
-	FILE *f;
+	char cmd[2048], path[700];
+	uint64_t total;
 
 	snprintf(path, sizeof path, "%s/cg.out", trace);
 	snprintf(cmd, sizeof cmd,
 	         "valgrind --tool=callgrind --callgrind-out-file=%s "
 	         "%s --child %s %s >/dev/null 2>&1",
 	         path, self, format, trace);
-	if (system(cmd) != 0 || !(f = fopen(path, "r")))
+	if (system(cmd) != 0)
 		return 0;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "totals:", 7) ||
-		    !strncmp(line, "summary:", 8)) {
-			total = strtoull(strchr(line, ':') + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
+	total = bu_cg_file(path);
 	unlink(path);
 	return total;
 }
