@@ -33,7 +33,7 @@ void
 oq_free(mg_outq *q)
 {
 	for (size_t i = 0; i < q->n; i++)
-		free(q->v[(q->head + i) % q->cap].ext);
+		free(q->v[(q->head + i) & (q->cap - 1)].ext);
 	free(q->v);
 	memset(q, 0, sizeof *q);
 }
@@ -60,6 +60,7 @@ mg_write(mg_ctx *c, const mg_rec *r)
 	return err;
 }
 
+/* The capacity is a power of two, so an index wraps with a mask. */
 static bool
 oq_grow(mg_outq *q)
 {
@@ -69,7 +70,7 @@ oq_grow(mg_outq *q)
 	if (!v)
 		return false;
 	for (size_t i = 0; i < q->n; i++)
-		v[i] = q->v[(q->head + i) % q->cap];
+		v[i] = q->v[(q->head + i) & (q->cap - 1)];
 	free(q->v);
 	q->v = v;
 	q->cap = cap;
@@ -77,14 +78,14 @@ oq_grow(mg_outq *q)
 	return true;
 }
 
-static oq_ent *
+static inline oq_ent *
 oq_push(mg_outq *q)
 {
 	oq_ent *e;
 
-	if (q->n == q->cap && !oq_grow(q))
+	if (__builtin_expect(q->n == q->cap, 0) && !oq_grow(q))
 		return NULL;
-	e = &q->v[(q->head + q->n++) % q->cap];
+	e = &q->v[(q->head + q->n++) & (q->cap - 1)];
 	e->msg = MG_NONE;
 	e->ext = NULL;
 	return e;
@@ -133,15 +134,15 @@ static dw_err
 oq_head(mg_ctx *c, oq_ent *e, bool final, bool *wait)
 {
 	mg_outq *q = &c->q;
-	int pressed = q->n > q->hard ? 2 : q->n > q->soft ? 1 : 0;
+	int pressed, k;
 	mg_rec r;
-	int k;
 
 	if (e->msg == MG_NONE) {
 		if (e->r.kind == MG_EVENT)
 			e->r.u.event.pairs = e->ext ? e->ext : e->inl;
 		return mg_write(c, &e->r);
 	}
+	pressed = q->n > q->hard ? 2 : q->n > q->soft ? 1 : 0;
 	k = comms_head(c, e->msg, pressed, final);
 	*wait = k == 0;
 	if (k == 0)
@@ -166,9 +167,11 @@ oq_flush(mg_ctx *c, bool final)
 
 		if (wait)
 			return DW_OK;
-		free(e->ext);
-		e->ext = NULL;
-		q->head = (q->head + 1) % q->cap;
+		if (e->ext) {
+			free(e->ext);
+			e->ext = NULL;
+		}
+		q->head = (q->head + 1) & (q->cap - 1);
 		q->n--;
 		if (err != DW_OK)
 			return err;
