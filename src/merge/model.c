@@ -97,7 +97,6 @@ model_free(mg_ctx *c)
 
 		stream_close(s);
 		stack_free(&s->st);
-		stack_free(&s->la_st);
 		free(s->floors);
 	}
 	causal_free(c);

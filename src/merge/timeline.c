@@ -299,13 +299,12 @@ group(mg_ctx *c, mg_stream *s)
 /* ---- Streams
  * ------------------------------------------------------------------- */
 
-/* Ring entries a stream gets: 512 KiB in all (the rings stay in the
- * cache), 64 to 4096 each. */
+/* Ring entries a stream gets: 8192 in all (576 KiB: the rings stay in
+ * the cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
 {
-	size_t n =
-	    (512u << 10) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
+	size_t n = 8192u / (c->nstreams ? c->nstreams : 1);
 	size_t r = 64;
 
 	while (r * 2 <= n && r < 4096)
