@@ -226,7 +226,8 @@ typedef struct mg_cursor {
 typedef struct mg_ent {
 	rd_rec rec;
 	int64_t t;
-	uint32_t shown; /* the state shown once this record is applied */
+	uint32_t shown;   /* the state shown once this record is applied */
+	uint32_t bad_pop; /* 1: a state exit without an entry */
 } mg_ent;
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
@@ -252,7 +253,7 @@ typedef struct mg_stream {
 	uint64_t rmask;     /* ring size - 1 (a power of two) */
 	uint64_t pos, tail; /* merge's next record; one past the last decoded */
 	bool eof;           /* fill has no more */
-	mg_stack st;        /* the states entered at pos */
+	uint64_t bad_pops;  /* state exits without an entry, up to pos */
 	uint64_t la_pos;    /* lookahead: next record it reads (>= pos) */
 	mg_cursor la;       /* second reader, for states longer than the ring */
 	mg_ent la_ent;
