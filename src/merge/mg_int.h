@@ -558,7 +558,7 @@ void oq_free(mg_outq *q);
 dw_err oq_queue(mg_ctx *c, const mg_rec *r);
 dw_err oq_place(mg_ctx *c, uint32_t msg);
 dw_err oq_flush(mg_ctx *c, bool final);
-dw_err mg_write(mg_ctx *c, const mg_rec *r);
+dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c */
 
 /* Writes r, or queues it behind a communication still waiting. */
 static inline dw_err

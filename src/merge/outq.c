@@ -38,28 +38,6 @@ oq_free(mg_outq *q)
 	memset(q, 0, sizeof *q);
 }
 
-dw_err
-mg_write(mg_ctx *c, const mg_rec *r)
-{
-	dw_err err;
-
-	switch (r->kind) {
-	case MG_STATE:
-		c->rep.states++;
-		break;
-	case MG_EVENT:
-		c->rep.events++;
-		break;
-	default:
-		c->rep.comms++;
-		break;
-	}
-	err = c->pipe ? pipe_record(c->pipe, r) : c->w->ops->record(c->w, r);
-	if (err != DW_OK)
-		c->werr = err;
-	return err;
-}
-
 /* The capacity is a power of two, so an index wraps with a mask. */
 static bool
 oq_grow(mg_outq *q)

@@ -328,8 +328,8 @@ record_slow(mg_pipe *p, const mg_rec *r, uint32_t n, uint64_t need)
  * wrap and no batch to publish.  A writer's failure is seen at the next
  * slow record (once a batch at most); the records written meanwhile are
  * dropped by the writer's thread. */
-dw_err
-pipe_record(mg_pipe *p, const mg_rec *r)
+static inline dw_err
+put_record(mg_pipe *p, const mg_rec *r)
 {
 	uint32_t n = r->kind == MG_EVENT ? r->u.event.n : 0;
 	uint64_t need = sizeof(pipe_ent) + (uint64_t)n * sizeof(mg_pair);
@@ -341,6 +341,35 @@ pipe_record(mg_pipe *p, const mg_rec *r)
 	put((pipe_ent *)(p->ring + (p->whead & RING_MASK)), r, n, need);
 	p->whead += need;
 	return DW_OK;
+}
+
+dw_err
+pipe_record(mg_pipe *p, const mg_rec *r)
+{
+	return put_record(p, r);
+}
+
+/* Here, not in outq.c, so that a record's way into the ring is inlined. */
+dw_err
+mg_write(mg_ctx *c, const mg_rec *r)
+{
+	dw_err err;
+
+	switch (r->kind) {
+	case MG_STATE:
+		c->rep.states++;
+		break;
+	case MG_EVENT:
+		c->rep.events++;
+		break;
+	default:
+		c->rep.comms++;
+		break;
+	}
+	err = c->pipe ? put_record(c->pipe, r) : c->w->ops->record(c->w, r);
+	if (err != DW_OK)
+		c->werr = err;
+	return err;
 }
 
 dw_err
