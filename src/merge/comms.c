@@ -297,7 +297,11 @@ comms_part(mg_ctx *c, mg_stream *s, const rd_rec *r, int64_t t)
 	if (recv || g->placed)
 		return DW_OK;
 	g->placed = true;
-	c->q.kick = true;
+	/* the queue's head waits for a message to complete (or for the
+	 * queue's pressure, which flushes anyway): a message placed
+	 * incomplete cannot let it go */
+	if (complete(g))
+		c->q.kick = true;
 	return oq_place(c, m);
 }
 

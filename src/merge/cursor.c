@@ -27,12 +27,15 @@ cursor_close(mg_cursor *u)
 {
 	rd_thread_close(u->rd);
 	u->rd = NULL;
+	stack_free(&u->st);
 }
 
 /* Decodes the cursor's next record into e; false at the end. */
 bool
 cursor_decode(mg_cursor *u, mg_ent *e)
 {
+	uint64_t bp;
+
 	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
 	/* a moved receive: it and what follows it start at its floor */
@@ -40,6 +43,12 @@ cursor_decode(mg_cursor *u, mg_ent *e)
 		if (u->tc.last < u->floors[u->fi].t)
 			u->tc.last = u->floors[u->fi].t;
 	e->t = mg_time(&u->tc, e->rec.ticks);
+	/* every reader of the stream applies the same records from the
+	 * first, so each gives a record the same state shown */
+	bp = u->st.bad_pops;
+	stack_apply(&u->st, &e->rec);
+	e->shown = stack_shown(&u->st);
+	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
 	u->next++;
 	return true;
 }
@@ -161,18 +170,17 @@ lookahead_next(mg_stream *s, int64_t t, uint32_t shown)
 {
 	const mg_ent *e = la_at(s, s->la_pos);
 
-	while (e && e->t <= t) { /* catch up with the merge */
-		stack_apply(&s->la_st, &e->rec);
+	while (e && e->t <= t) /* catch up with the merge */
 		e = la_at(s, ++s->la_pos);
-	}
 	while (e) {
 		int64_t g = e->t;
+		uint32_t after;
 
 		do {
-			stack_apply(&s->la_st, &e->rec);
+			after = e->shown;
 			e = la_at(s, ++s->la_pos);
 		} while (e && e->t == g);
-		if (stack_shown(&s->la_st) != shown)
+		if (after != shown)
 			return g;
 	}
 	return s->end > t ? s->end : t; /* (the end is never before) */

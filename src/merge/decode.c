@@ -201,6 +201,7 @@ dec_start(mg_stream **s, size_t n, mg_dec **out)
 	for (size_t k = 0; k < n; k++) {
 		d->cur[k] = s[k]->fill;
 		s[k]->fill.rd = NULL;
+		s[k]->fill.st = (mg_stack){0}; /* owned by the copy now */
 	}
 	d->n = n;
 	if (pthread_create(&d->thr, NULL, dec_main, d) != 0) {

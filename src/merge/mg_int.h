@@ -219,12 +219,15 @@ typedef struct mg_cursor {
 	uint64_t next;          /* index of the record it reads next */
 	const mg_floor *floors; /* the stream's, by index */
 	size_t nfloors, fi;     /* ... and the next one to apply */
+	mg_stack st;            /* the states entered by its records so far */
 } mg_cursor;
 
 /* A decoded record and its corrected time. */
 typedef struct mg_ent {
 	rd_rec rec;
 	int64_t t;
+	uint32_t shown;   /* the state shown once this record is applied */
+	uint32_t bad_pop; /* 1: a state exit without an entry */
 } mg_ent;
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
@@ -250,9 +253,8 @@ typedef struct mg_stream {
 	uint64_t rmask;     /* ring size - 1 (a power of two) */
 	uint64_t pos, tail; /* merge's next record; one past the last decoded */
 	bool eof;           /* fill has no more */
-	mg_stack st;        /* the states entered at pos */
-	uint64_t la_pos;    /* lookahead: next record it applies (>= pos) */
-	mg_stack la_st;     /* ... and the states entered there */
+	uint64_t bad_pops;  /* state exits without an entry, up to pos */
+	uint64_t la_pos;    /* lookahead: next record it reads (>= pos) */
 	mg_cursor la;       /* second reader, for states longer than the ring */
 	mg_ent la_ent;
 	bool la_eof;
@@ -530,10 +532,8 @@ stream_peek(mg_stream *s)
 static inline void
 stream_take(mg_stream *s)
 {
-	if (s->la_pos == s->pos) { /* the lookahead keeps up */
-		stack_apply(&s->la_st, &s->ring[s->pos & s->rmask].rec);
+	if (s->la_pos == s->pos) /* the lookahead keeps up */
 		s->la_pos++;
-	}
 	s->pos++;
 	/* with a decoding thread: half the ring is free again */
 	if (s->dec && !(s->pos & (s->rmask >> 1)))
@@ -558,7 +558,7 @@ void oq_free(mg_outq *q);
 dw_err oq_queue(mg_ctx *c, const mg_rec *r);
 dw_err oq_place(mg_ctx *c, uint32_t msg);
 dw_err oq_flush(mg_ctx *c, bool final);
-dw_err mg_write(mg_ctx *c, const mg_rec *r);
+dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c */
 
 /* Writes r, or queues it behind a communication still waiting. */
 static inline dw_err

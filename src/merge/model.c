@@ -96,8 +96,6 @@ model_free(mg_ctx *c)
 		mg_stream *s = &c->streams[i];
 
 		stream_close(s);
-		stack_free(&s->st);
-		stack_free(&s->la_st);
 		free(s->floors);
 	}
 	causal_free(c);

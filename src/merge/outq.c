@@ -33,33 +33,12 @@ void
 oq_free(mg_outq *q)
 {
 	for (size_t i = 0; i < q->n; i++)
-		free(q->v[(q->head + i) % q->cap].ext);
+		free(q->v[(q->head + i) & (q->cap - 1)].ext);
 	free(q->v);
 	memset(q, 0, sizeof *q);
 }
 
-dw_err
-mg_write(mg_ctx *c, const mg_rec *r)
-{
-	dw_err err;
-
-	switch (r->kind) {
-	case MG_STATE:
-		c->rep.states++;
-		break;
-	case MG_EVENT:
-		c->rep.events++;
-		break;
-	default:
-		c->rep.comms++;
-		break;
-	}
-	err = c->pipe ? pipe_record(c->pipe, r) : c->w->ops->record(c->w, r);
-	if (err != DW_OK)
-		c->werr = err;
-	return err;
-}
-
+/* The capacity is a power of two, so an index wraps with a mask. */
 static bool
 oq_grow(mg_outq *q)
 {
@@ -69,7 +48,7 @@ oq_grow(mg_outq *q)
 	if (!v)
 		return false;
 	for (size_t i = 0; i < q->n; i++)
-		v[i] = q->v[(q->head + i) % q->cap];
+		v[i] = q->v[(q->head + i) & (q->cap - 1)];
 	free(q->v);
 	q->v = v;
 	q->cap = cap;
@@ -77,14 +56,14 @@ oq_grow(mg_outq *q)
 	return true;
 }
 
-static oq_ent *
+static inline oq_ent *
 oq_push(mg_outq *q)
 {
 	oq_ent *e;
 
-	if (q->n == q->cap && !oq_grow(q))
+	if (__builtin_expect(q->n == q->cap, 0) && !oq_grow(q))
 		return NULL;
-	e = &q->v[(q->head + q->n++) % q->cap];
+	e = &q->v[(q->head + q->n++) & (q->cap - 1)];
 	e->msg = MG_NONE;
 	e->ext = NULL;
 	return e;
@@ -133,15 +112,15 @@ static dw_err
 oq_head(mg_ctx *c, oq_ent *e, bool final, bool *wait)
 {
 	mg_outq *q = &c->q;
-	int pressed = q->n > q->hard ? 2 : q->n > q->soft ? 1 : 0;
+	int pressed, k;
 	mg_rec r;
-	int k;
 
 	if (e->msg == MG_NONE) {
 		if (e->r.kind == MG_EVENT)
 			e->r.u.event.pairs = e->ext ? e->ext : e->inl;
 		return mg_write(c, &e->r);
 	}
+	pressed = q->n > q->hard ? 2 : q->n > q->soft ? 1 : 0;
 	k = comms_head(c, e->msg, pressed, final);
 	*wait = k == 0;
 	if (k == 0)
@@ -166,9 +145,11 @@ oq_flush(mg_ctx *c, bool final)
 
 		if (wait)
 			return DW_OK;
-		free(e->ext);
-		e->ext = NULL;
-		q->head = (q->head + 1) % q->cap;
+		if (e->ext) {
+			free(e->ext);
+			e->ext = NULL;
+		}
+		q->head = (q->head + 1) & (q->cap - 1);
 		q->n--;
 		if (err != DW_OK)
 			return err;

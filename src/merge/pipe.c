@@ -37,6 +37,8 @@ struct mg_pipe {
 	uint64_t whead;        /* merge: bytes written */
 	uint64_t wtail;        /* merge: the tail last read */
 	uint64_t want;         /* merge: bytes it waits for room for */
+	uint64_t limit;        /* merge: whead below which a record needs
+	                          no check (0: check every one) */
 	uint64_t rtail;        /* writer thread: bytes consumed */
 	_Atomic int failed;    /* a record failed: err says why */
 	dw_err err;
@@ -264,15 +266,43 @@ direct(mg_pipe *p, const mg_rec *r)
 	return err;
 }
 
-dw_err
-pipe_record(mg_pipe *p, const mg_rec *r)
+static inline void
+put(pipe_ent *e, const mg_rec *r, uint32_t n, uint64_t need)
 {
-	uint32_t n = r->kind == MG_EVENT ? r->u.event.n : 0;
-	uint64_t need = sizeof(pipe_ent) + (uint64_t)n * sizeof(mg_pair);
+	mg_pair *dst = (mg_pair *)(e + 1);
+
+	e->size = (uint32_t)need;
+	e->n = n;
+	e->rec = *r;
+	for (uint32_t i = 0; i < n; i++) /* mostly one or two pairs */
+		dst[i] = r->u.event.pairs[i];
+}
+
+/* The end of the fast path: the room known free, the ring's wrap and
+ * the next publication, whichever comes first. */
+static void
+set_limit(mg_pipe *p)
+{
+	uint64_t lim,
+	    wrap = (p->whead | RING_MASK) + 1,
+	    pub = atomic_load_explicit(&p->head, memory_order_relaxed) + BATCH;
+
+	p->wtail = atomic_load(&p->tail);
+	lim = p->wtail + RING_SIZE;
+	lim = wrap < lim ? wrap : lim;
+	p->limit = pub < lim ? pub : lim;
+}
+
+/* Every record that may not take the fast path: the names to copy, the
+ * thread not running or failed, a record too large, the ring's wrap, no
+ * room known, a batch to publish. */
+static __attribute__((noinline)) dw_err
+record_slow(mg_pipe *p, const mg_rec *r, uint32_t n, uint64_t need)
+{
 	uint64_t off = p->whead & RING_MASK, pad;
-	pipe_ent *e;
 
 	names_sync(p);
+	p->limit = 0;
 	if (!p->running)
 		return p->w->ops->record(p->w, r);
 	if (atomic_load_explicit(&p->failed, memory_order_acquire))
@@ -285,17 +315,61 @@ pipe_record(mg_pipe *p, const mg_rec *r)
 		((pipe_ent *)(p->ring + off))->size = ENT_PAD | (uint32_t)pad;
 		p->whead += pad;
 	}
-	e = (pipe_ent *)(p->ring + (p->whead & RING_MASK));
-	e->size = (uint32_t)need;
-	e->n = n;
-	e->rec = *r;
-	if (n)
-		memcpy(e + 1, r->u.event.pairs, n * sizeof(mg_pair));
+	put((pipe_ent *)(p->ring + (p->whead & RING_MASK)), r, n, need);
 	p->whead += need;
 	if (p->whead - atomic_load_explicit(&p->head, memory_order_relaxed) >=
 	    BATCH)
 		publish(p);
+	set_limit(p);
 	return DW_OK;
+}
+
+/* The fast path checks one bound: below p->limit there is room, no
+ * wrap and no batch to publish.  A writer's failure is seen at the next
+ * slow record (once a batch at most); the records written meanwhile are
+ * dropped by the writer's thread. */
+static inline dw_err
+put_record(mg_pipe *p, const mg_rec *r)
+{
+	uint32_t n = r->kind == MG_EVENT ? r->u.event.n : 0;
+	uint64_t need = sizeof(pipe_ent) + (uint64_t)n * sizeof(mg_pair);
+
+	if (__builtin_expect(p->whead + need >= p->limit ||
+	                         p->c->names.tab[MG_IDS_FUNC].n != p->ncopied,
+	                     0))
+		return record_slow(p, r, n, need);
+	put((pipe_ent *)(p->ring + (p->whead & RING_MASK)), r, n, need);
+	p->whead += need;
+	return DW_OK;
+}
+
+dw_err
+pipe_record(mg_pipe *p, const mg_rec *r)
+{
+	return put_record(p, r);
+}
+
+/* Here, not in outq.c, so that a record's way into the ring is inlined. */
+dw_err
+mg_write(mg_ctx *c, const mg_rec *r)
+{
+	dw_err err;
+
+	switch (r->kind) {
+	case MG_STATE:
+		c->rep.states++;
+		break;
+	case MG_EVENT:
+		c->rep.events++;
+		break;
+	default:
+		c->rep.comms++;
+		break;
+	}
+	err = c->pipe ? put_record(c->pipe, r) : c->w->ops->record(c->w, r);
+	if (err != DW_OK)
+		c->werr = err;
+	return err;
 }
 
 dw_err

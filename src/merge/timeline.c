@@ -238,14 +238,17 @@ event_add(mg_ctx *c, mg_stream *s, const rd_rec *r)
 }
 
 static bool
-take(mg_ctx *c, mg_stream *s, const rd_rec *r)
+take(mg_ctx *c, mg_stream *s, const mg_ent *e)
 {
+	const rd_rec *r = &e->rec;
+
 	switch (r->kind) {
 	case FMT_R_EVENT:
 		return event_add(c, s, r);
 	case FMT_R_STATE_PUSH:
 	case FMT_R_STATE_POP:
-		return stack_apply(&s->st, r);
+		s->bad_pops += e->bad_pop; /* the cursor applied it */
+		return true;
 	case FMT_R_FUNC_ENTER:
 		return func_enter(c, s, r->u.func.addr);
 	case FMT_R_FUNC_EXIT:
@@ -258,9 +261,8 @@ take(mg_ctx *c, mg_stream *s, const rd_rec *r)
 }
 
 static dw_err
-group_emit(mg_ctx *c, mg_stream *s, int64_t t)
+group_emit(mg_ctx *c, mg_stream *s, int64_t t, uint32_t shown)
 {
-	uint32_t shown = stack_shown(&s->st);
 	dw_err err = DW_OK;
 
 	if (shown != s->shown) {
@@ -281,31 +283,32 @@ group(mg_ctx *c, mg_stream *s)
 	const mg_ent *e = stream_peek(s);
 	int64_t t = e->t;
 	uint64_t n = 0;
+	uint32_t shown;
 
 	c->npairs = c->nparts = 0;
 	s->key = t; /* the last time taken */
 	do {
-		if (!take(c, s, &e->rec))
+		if (!take(c, s, e))
 			return DW_ENOMEM;
+		shown = e->shown; /* the state shown after the group */
 		stream_take(s);
 		n++;
 	} while ((e = stream_peek(s)) && e->t == t);
 	if ((c->done & 0xffff) + n > 0xffff)
 		mg_progress_update(&c->prog, c->done + n);
 	c->done += n;
-	return group_emit(c, s, t);
+	return group_emit(c, s, t, shown);
 }
 
 /* ---- Streams
  * ------------------------------------------------------------------- */
 
-/* Ring entries a stream gets: 512 KiB in all (the rings stay in the
- * cache), 64 to 4096 each. */
+/* Ring entries a stream gets: 8192 in all (576 KiB: the rings stay in
+ * the cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
 {
-	size_t n =
-	    (512u << 10) / sizeof(mg_ent) / (c->nstreams ? c->nstreams : 1);
+	size_t n = 8192u / (c->nstreams ? c->nstreams : 1);
 	size_t r = 64;
 
 	while (r * 2 <= n && r < 4096)
@@ -339,11 +342,11 @@ stream_finish(mg_ctx *c, mg_stream *s)
 	dw_err err = emit_state(c, s, end, c->t0 + (int64_t)c->duration,
 	                        MG_STATE_NOT_CREATED);
 
-	if (s->st.bad_pops)
+	if (s->bad_pops)
 		rd_problem(c->errs,
 		           "%s: %llu state exits without an entry; "
 		           "ignored",
-		           s->path, (unsigned long long)s->st.bad_pops);
+		           s->path, (unsigned long long)s->bad_pops);
 	s->phase = MG_DONE;
 	stream_close(s);
 	return err;
