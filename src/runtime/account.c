@@ -7,6 +7,7 @@
  * read-modify-write.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,12 +434,16 @@ acct_fn_listed(const unsigned char *start, uint32_t n, uint32_t id)
  * counts and those the slots hold of their current functions, read
  * between two reads of every slot's fseq so that a call a thread moves
  * from its slot into the table meanwhile is not seen twice or missed
- * (a few tries; moves are rare: a thread's function changes). */
-static void
+ * (moves are rare: a thread's function changes; a reader that keeps
+ * meeting them yields to the movers between tries).  Returns 0 when no
+ * try was clean: then served and issued hold nothing to show. */
+static int
 acct_fn_counts(uint32_t nt, uint64_t *served, uint64_t *issued)
 {
 	uint32_t f0[ACCT_THREADS];
-	for (int tries = 0; tries < 16; tries++) {
+	for (int tries = 0; tries < 1024; tries++) {
+		if (tries >= 16)
+			sched_yield();
 		int moved = 0;
 		for (uint32_t i = 0; i < nt; i++) {
 			f0[i] =
@@ -468,8 +473,9 @@ acct_fn_counts(uint32_t nt, uint64_t *served, uint64_t *issued)
 			moved |= __atomic_load_n(&slots[i].fseq,
 			                         __ATOMIC_RELAXED) != f0[i];
 		if (!moved)
-			return;
+			return 1;
 	}
+	return 0;
 }
 
 /* The frame bytes of every slot and of the threads without one. */
@@ -505,9 +511,15 @@ acct_encode(unsigned char *p, uint32_t queue, uint32_t self_cls)
 		for (int k = 0; k < ACCT_NCLASS; k++)
 			wire_put_u64(q + 8 + 8 * k, t.ns[k]);
 	}
+	/* the last clean reading, kept for a reader that meets a mover at
+	 * every try: what it shows never goes back nor counts a call twice */
 	static uint64_t served[ACCT_FUNCS], issued[ACCT_FUNCS];
-	pthread_mutex_lock(&names_lock); /* also guards served, issued */
-	acct_fn_counts(nt, served, issued);
+	static uint64_t try_served[ACCT_FUNCS], try_issued[ACCT_FUNCS];
+	pthread_mutex_lock(&names_lock); /* also guards those four */
+	if (acct_fn_counts(nt, try_served, try_issued)) {
+		memcpy(served, try_served, sizeof served);
+		memcpy(issued, try_issued, sizeof issued);
+	}
 	nnames = 0;
 	call_each_function(acct_name_one);
 	unsigned char *fstart = q;
