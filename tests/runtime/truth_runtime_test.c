@@ -519,12 +519,18 @@ check_w2w(struct truth *t, const double *f)
 {
 	check_useful(t, f, 0, 100);
 	CHECK(f[1] >= 50);
-	TR_WITHIN("master Waiting a message (ms)", tr_ms(t, 0, 3), 60,
-	          f[0] + f[F_TAIL]);
+	/* A call's wait is Blocking send until the call is out, then
+	 * Waiting a message; a thread preempted between the two stays in
+	 * Blocking send (2.7 ms seen at load 20, the call already at the
+	 * peer), so the known answer bounds their sum (the master's
+	 * Blocking send also ends the run: the sleeps fetched, finalize). */
+	TR_WITHIN("master Waiting a message + Blocking send (ms)",
+	          tr_ms(t, 0, 3) + tr_ms(t, 0, 4), 60,
+	          f[0] + f[F_TAIL] + f[F_FIN]);
 	/* the relay's own 20 ms, not its wait for the other worker */
 	check_useful(t, f, 1, 20);
-	TR_WITHIN("worker 2 Waiting a message (ms)", tr_ms(t, 1, 3), 40,
-	          f[0] - 20);
+	TR_WITHIN("worker 2 Waiting a message + Blocking send (ms)",
+	          tr_ms(t, 1, 3) + tr_ms(t, 1, 4), 40, f[0] - 20);
 	check_useful(t, f, 2, 40);
 	check_runs(t, "truth_relay", 1);
 	check_runs(t, "truth_nap", 1);
