@@ -5,7 +5,9 @@
  * handshake blocks on its deadline, and the I/O thread never waits on
  * anything.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -55,6 +57,50 @@ ctl_write_cookie(const char *path)
 	return ok ? 0 : -1;
 }
 
+/* True when nothing listens on the socket at path (connect refused, or
+ * not a socket at all). */
+static int
+ctl_dead_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return 0;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+	int dead = r < 0 && (errno == ECONNREFUSED || errno == ENOTSOCK);
+	close(fd);
+	return dead;
+}
+
+/* Removes the sockets and cookies in dir of masters that ended without
+ * removing theirs (killed): their pid is gone and nothing listens.
+ * Both tests, so that a live master in another pid namespace sharing
+ * the directory keeps its socket. */
+static void
+ctl_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end, path[256];
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || pid == (long)getpid() || strcmp(end, ".sock") ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		int n = snprintf(path, sizeof path, "%s/%ld.sock", dir, pid);
+		if (n < 0 || (size_t)n >= sizeof path || !ctl_dead_socket(path))
+			continue;
+		unlink(path);
+		snprintf(path, sizeof path, "%s/%ld.cookie", dir, pid);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 static int
 ctl_listen(char *why, size_t wl)
 {
@@ -75,6 +121,7 @@ ctl_listen(char *why, size_t wl)
 	const char *named = getenv("DWORK_RUNTIME_DIR");
 	snprintf(ctl_dir, sizeof ctl_dir, "%s", named && *named ? "" : dir);
 	unlink(ctl_path); /* a stale one of an earlier process of this pid */
+	ctl_sweep(dir);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* the directory is this user's alone (0700), so the socket's
 	 * moment with the umask's mode before chmod exposes nothing */

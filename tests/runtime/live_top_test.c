@@ -430,6 +430,8 @@ main(int argc, char **argv)
 		_exit(127);
 	}
 	wait_for(dir, "ready", 30000);
+	/* the master removed the stale one (its pid gone, nothing listens) */
+	CHECK(access(stale, F_OK) != 0);
 	usleep(1500000); /* three heartbeats of full rounds */
 	check_fractions(dir);
 	check_auth(rtdir, (int)m);
