@@ -37,6 +37,7 @@
 
 #include "output/stats.h"
 #include "testutil.h"
+#include "pop_util.h"
 
 #define CALLS    6
 #define ITEM_MS  50
@@ -395,17 +396,6 @@ run(const char *self, const char *link, int delay)
 	st_stats_free(s);
 	tu_rmtree(top);
 	return g;
-}
-
-static void
-within(const char *what, double got, double lo, double hi)
-{
-	printf("%-44s %9.4f (known: %.4f .. %.4f)\n", what, got, lo, hi);
-	if (got < lo || got > hi) {
-		fprintf(stderr, "%s: %.4f, not in %.4f .. %.4f\n", what, got,
-		        lo, hi);
-		tu_failures++;
-	}
 }
 
 static int

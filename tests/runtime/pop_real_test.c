@@ -30,6 +30,7 @@
 #include "merge/replay.h"
 #include "output/stats.h"
 #include "testutil.h"
+#include "pop_util.h"
 
 #define SLACK_MS 15.0 /* the runtime's latencies on a loaded machine */
 
@@ -55,15 +56,6 @@ pop_work(const void *arg, size_t len, dw_reply *r)
 	return dw_reply_set(r, &ms, sizeof ms);
 }
 DW_REGISTER(pop_work)
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* {exported channel}: puts 5 values, 20 ms of work before each; its
  * result is the time it measured its own sleeps to take (a loaded
@@ -194,65 +186,14 @@ child(int argc, char **argv)
 static st_stats *
 run(const char *self, const char *name, char *dir, size_t len)
 {
-	char prv[700], out[700];
-	st_stats *s;
-	rd_errlist errs;
-	pid_t pid;
-	int st;
-
-	snprintf(dir, len, "%s", tu_tmpdir("pop_real"));
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		int fd;
-
-		snprintf(out, sizeof out, "%s/master.out", dir);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(127);
-		close(fd);
-		execl(self, self, "--scenario", name, dir, (char *)NULL);
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
-	rd_errlist_init(&errs, stderr);
-	REQUIRE(st_stats_new(prv, &s) == DW_OK);
-	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
-	CHECK_EQ_U64(errs.n, 0);
-	rd_errlist_free(&errs);
-	return s;
-}
-
-static double
-ms_of(uint64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
-static void
-within(const char *what, double got, double lo, double hi)
-{
-	printf("%-44s %9.3f ms (known: %.0f .. %.0f)\n", what, got, lo, hi);
-	if (got < lo || got > hi) {
-		fprintf(stderr, "%s: %.3f ms, not in %.0f .. %.0f\n", what, got,
-		        lo, hi);
-		tu_failures++;
-	}
+	return run_master(self, "pop_real", "--scenario", name, dir, len);
 }
 
 static uint64_t
 path_of(const st_stats *s, const char *fn)
 {
-	for (size_t i = 0; i < s->npath; i++) {
-		const char *n =
-		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
-
-		if (n && !strcmp(n, fn))
-			return s->path[i].ns;
-	}
-	return 0;
+	size_t i = path_index(s, fn);
+	return i < s->npath ? s->path[i].ns : 0;
 }
 
 static void

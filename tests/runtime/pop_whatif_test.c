@@ -25,20 +25,12 @@
 #include "merge/replay.h"
 #include "output/stats.h"
 #include "testutil.h"
+#include "pop_util.h"
 
 #define ITEMS    8
 #define WORKERS  2
 #define ITEM_MS  100
 #define SLACK_MS 10.0 /* the runtime's own latencies per hand-out */
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Sleeps ITEM_MS; its result is the time the sleep took (a loaded
  * machine makes it longer, never shorter). */
@@ -120,66 +112,15 @@ largest_sum(const char *dir, uint64_t sums[WORKERS + 2])
 static st_stats *
 run(const char *self, char *dir, size_t len)
 {
-	char prv[700], out[700];
-	st_stats *s;
-	rd_errlist errs;
-	pid_t pid;
-	int st;
-
-	snprintf(dir, len, "%s", tu_tmpdir("pop_whatif"));
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		int fd;
-
-		snprintf(out, sizeof out, "%s/master.out", dir);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(127);
-		close(fd);
-		execl(self, self, "--run", dir, (char *)NULL);
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
-	rd_errlist_init(&errs, stderr);
-	REQUIRE(st_stats_new(prv, &s) == DW_OK);
-	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
-	CHECK_EQ_U64(errs.n, 0);
-	rd_errlist_free(&errs);
-	return s;
-}
-
-static double
-ms_of(uint64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
-static void
-within(const char *what, double got, double lo, double hi)
-{
-	printf("%-44s %9.3f ms (known: %.3f .. %.3f)\n", what, got, lo, hi);
-	if (got < lo || got > hi) {
-		fprintf(stderr, "%s: %.3f ms, not in %.3f .. %.3f\n", what, got,
-		        lo, hi);
-		tu_failures++;
-	}
+	return run_master(self, "pop_whatif", "--run", NULL, dir, len);
 }
 
 /* The what-if's T_ideal for fn; 0 when fn is not on the path. */
 static uint64_t
 faster_of(const st_stats *s, const char *fn)
 {
-	for (size_t i = 0; i < s->npath; i++) {
-		const char *n =
-		    st_value_name(s, DW_EV_FUNCTION, s->path[i].func);
-
-		if (n && !strcmp(n, fn))
-			return s->path_faster[i];
-	}
-	return 0;
+	size_t i = path_index(s, fn);
+	return i < s->npath ? s->path_faster[i] : 0;
 }
 
 static void
