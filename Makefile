@@ -42,10 +42,11 @@ build:
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 # The `slow` tests (thousands of workers, 10,000 cycles) run after the
-# others, one at a time: each wants the whole machine.
+# others: those that want the whole machine one at a time (a
+# RESOURCE_LOCK in tests/runtime), the cycles beside them.
 check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2 -LE slow
-	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -L slow
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j2 -L slow
 
 # The demo: examples/mandelbrot.c with 4 local workers, every process
 # traced, the trace merged at the end, then drawn as an HTML timeline
