@@ -324,7 +324,7 @@ st_begin(mg_writer *w, const mg_info *info)
 	s->threads =
 	    calloc(info->nthreads ? info->nthreads : 1, sizeof *s->threads);
 	if (!s->tasks || !s->threads ||
-	    rp_new(info->nthreads, &s->replay) != DW_OK)
+	    (!s->figures_only && rp_new(info->nthreads, &s->replay) != DW_OK))
 		return fail(s);
 	s->ntasks = info->ntasks;
 	s->nthreads = info->nthreads;
@@ -505,12 +505,13 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
-	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK ||
-	    st_pop_tree(s) != DW_OK)
+	if (s->replay && (rp_run(s->replay, &s->ideal) != DW_OK ||
+	                  path_copy(s) != DW_OK || st_pop_tree(s) != DW_OK))
 		return fail(s);
+	if (s->replay)
+		st_pop_ideal(&s->pop, (double)s->ideal);
 	rp_free(s->replay);
 	s->replay = NULL;
-	st_pop_ideal(&s->pop, (double)s->ideal);
 	if (func_totals(s) != DW_OK)
 		return DW_ENOMEM;
 	s->ended = true;
@@ -622,6 +623,12 @@ st_stats_read(const char *trace, st_stats *s, rd_errlist *errs)
 		return mg_merge(&o, &s->base, errs, NULL);
 	}
 	return prvread_run(trace, &s->base, errs, NULL);
+}
+
+void
+st_stats_figures_only(st_stats *s)
+{
+	s->figures_only = true;
 }
 
 void
