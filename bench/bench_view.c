@@ -164,7 +164,6 @@ best_of(const char *report, double *best, long *rss_kb, uint64_t *bytes,
 
 	*best = 1e30;
 	for (int run = 0; run < RUNS; run++) {
-		sync(); /* see measure */
 		if (in_child(run_merge, (void *)report, &t, &rss)) {
 			fprintf(stderr, "bench: the merge into %s failed\n",
 			        format_name);
@@ -204,13 +203,7 @@ measure(const char *format, const char *report, struct result *r)
 	if (f)
 		fclose(f);
 	out_bytes = r->bytes;
-	/* Each timed run starts with the dirty pages of the one before
-	 * written back (sync, not timed): the JSON's 5 GB at 50 million
-	 * records exceed the kernel's dirty limit, so what one run left to
-	 * write back would otherwise fall into the next one's time. */
-	sync();
 	in_child(run_floor, NULL, &r->floor, &dummy);
-	sync();
 	in_child(run_merge_floor, NULL, &r->mfloor, &dummy);
 	return 0;
 }
