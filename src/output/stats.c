@@ -186,8 +186,9 @@ call_end(st_stats *s, st_thread *t, uint64_t now)
 	                       t->run_func);
 	uint64_t d = now > t->run_since ? now - t->run_since : 0;
 
-	if (!c || rp_func(s->replay, (uint32_t)(t - s->threads), t->run_since,
-	                  now, t->run_func) != DW_OK)
+	if (!c ||
+	    (s->replay && rp_func(s->replay, (uint32_t)(t - s->threads),
+	                          t->run_since, now, t->run_func) != DW_OK))
 		return fail(s);
 	c->calls++;
 	c->total_ns += d;
@@ -227,8 +228,8 @@ on_state(st_stats *s, st_thread *t, const mg_rec *r)
 		t->active = true;
 		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
 	}
-	if (rp_state(s->replay, r->thread, r->time, r->u.state.end,
-	             r->u.state.state) != DW_OK)
+	if (s->replay && rp_state(s->replay, r->thread, r->time, r->u.state.end,
+	                          r->u.state.state) != DW_OK)
 		return fail(s);
 	return DW_OK;
 }
@@ -269,7 +270,8 @@ on_comm(st_stats *s, const mg_rec *r)
 	to->recv++;
 	to->recv_bytes += r->u.comm.size;
 	to->active = true;
-	if (rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
+	if (s->replay &&
+	    rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
 	           r->u.comm.log_recv, r->u.comm.tag) != DW_OK)
 		return fail(s);
 	return DW_OK;
