@@ -339,7 +339,7 @@ print_instructions(const char *self)
 		       "the writer's own %.0f%s)\n",
 		       formats[i], (double)n / (double)records,
 		       ((double)n - (double)core) / (double)records,
-		       i == 0 ? ", with the summary's replay" : "");
+		       i == 0 ? ", with the summary's figures" : "");
 	}
 	cleanup();
 }

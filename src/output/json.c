@@ -391,6 +391,8 @@ json_writer_new(const char *prefix, mg_writer **out)
 		json_free(&j->base);
 		return DW_ENOMEM;
 	}
+	/* the summary prints no figure of the replay: memory stays bounded */
+	st_stats_figures_only(j->st);
 	*out = &j->base;
 	return DW_OK;
 }

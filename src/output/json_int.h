@@ -68,7 +68,10 @@ typedef struct json_writer {
 	size_t nruns[2];
 	bool runtime; /* the dwork runtime's trace: flows named by kind */
 	uint64_t flows;
-	bool any;     /* an event was written */
+	bool any; /* an event was written */
+	/* the last time written, in microseconds: the next one in the
+	 * same 10 ms is a copy and two digit pairs (outbuf.h) */
+	ob_near ts;
 	st_stats *st; /* the figures, written into otherData at the end */
 } json_writer;
 
@@ -79,8 +82,12 @@ typedef struct json_writer {
 char *js_put_esc(char *p, const char *s);
 /* n gets s escaped, malloc'd. */
 dw_err js_name_set(js_name *n, const char *s);
-/* Room for n more bytes in the output. */
-dw_err js_need(json_writer *j, size_t n);
+/* Room for n more bytes in the output (inline: once a line). */
+static inline dw_err
+js_need(json_writer *j, size_t n)
+{
+	return ob_need(&j->out, n);
+}
 /* n bytes of s written as they are. */
 dw_err js_put_raw(json_writer *j, const char *s, size_t n);
 /* A complete event ("X") for slice s of thread. */

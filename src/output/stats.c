@@ -186,8 +186,9 @@ call_end(st_stats *s, st_thread *t, uint64_t now)
 	                       t->run_func);
 	uint64_t d = now > t->run_since ? now - t->run_since : 0;
 
-	if (!c || rp_func(s->replay, (uint32_t)(t - s->threads), t->run_since,
-	                  now, t->run_func) != DW_OK)
+	if (!c ||
+	    (s->replay && rp_func(s->replay, (uint32_t)(t - s->threads),
+	                          t->run_since, now, t->run_func) != DW_OK))
 		return fail(s);
 	c->calls++;
 	c->total_ns += d;
@@ -227,8 +228,8 @@ on_state(st_stats *s, st_thread *t, const mg_rec *r)
 		t->active = true;
 		t->last = r->u.state.end > t->last ? r->u.state.end : t->last;
 	}
-	if (rp_state(s->replay, r->thread, r->time, r->u.state.end,
-	             r->u.state.state) != DW_OK)
+	if (s->replay && rp_state(s->replay, r->thread, r->time, r->u.state.end,
+	                          r->u.state.state) != DW_OK)
 		return fail(s);
 	return DW_OK;
 }
@@ -269,7 +270,8 @@ on_comm(st_stats *s, const mg_rec *r)
 	to->recv++;
 	to->recv_bytes += r->u.comm.size;
 	to->active = true;
-	if (rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
+	if (s->replay &&
+	    rp_msg(s->replay, r->thread, r->u.comm.recv_thread, r->time,
 	           r->u.comm.log_recv, r->u.comm.tag) != DW_OK)
 		return fail(s);
 	return DW_OK;
@@ -324,7 +326,7 @@ st_begin(mg_writer *w, const mg_info *info)
 	s->threads =
 	    calloc(info->nthreads ? info->nthreads : 1, sizeof *s->threads);
 	if (!s->tasks || !s->threads ||
-	    rp_new(info->nthreads, &s->replay) != DW_OK)
+	    (!s->figures_only && rp_new(info->nthreads, &s->replay) != DW_OK))
 		return fail(s);
 	s->ntasks = info->ntasks;
 	s->nthreads = info->nthreads;
@@ -505,12 +507,13 @@ st_end(mg_writer *w, const mg_info *info)
 			useful[n++] = (double)s->tasks[i].useful;
 	st_pop_compute(useful, n, (double)s->duration, &s->pop);
 	free(useful);
-	if (rp_run(s->replay, &s->ideal) != DW_OK || path_copy(s) != DW_OK ||
-	    st_pop_tree(s) != DW_OK)
+	if (s->replay && (rp_run(s->replay, &s->ideal) != DW_OK ||
+	                  path_copy(s) != DW_OK || st_pop_tree(s) != DW_OK))
 		return fail(s);
+	if (s->replay)
+		st_pop_ideal(&s->pop, (double)s->ideal);
 	rp_free(s->replay);
 	s->replay = NULL;
-	st_pop_ideal(&s->pop, (double)s->ideal);
 	if (func_totals(s) != DW_OK)
 		return DW_ENOMEM;
 	s->ended = true;
@@ -622,6 +625,12 @@ st_stats_read(const char *trace, st_stats *s, rd_errlist *errs)
 		return mg_merge(&o, &s->base, errs, NULL);
 	}
 	return prvread_run(trace, &s->base, errs, NULL);
+}
+
+void
+st_stats_figures_only(st_stats *s)
+{
+	s->figures_only = true;
 }
 
 void

@@ -12,7 +12,9 @@
  *    (docs/tracing.md).
  *
  * Memory grows with threads x (states + event types + functions), never
- * with the number of records.
+ * with the number of records, except for the ideal-network replay behind
+ * the POP tree (merge/replay.h), which keeps every state and message:
+ * st_stats_figures_only leaves it out.
  */
 #ifndef DW_OUTPUT_STATS_H
 #define DW_OUTPUT_STATS_H
@@ -154,6 +156,7 @@ typedef struct st_stats {
 	rp_wait *func_waits;  /* per function (thread 0); owned */
 	size_t nfunc_waits;
 	st_counters ctr;
+	bool figures_only; /* no replay: st_stats_figures_only */
 	bool ended;
 } st_stats;
 
@@ -163,6 +166,18 @@ typedef struct st_stats {
  * ended.  Returns DW_OK or DW_ENOMEM.
  */
 dw_err st_stats_new(const char *source, st_stats **out);
+
+/*
+ * Before s is given its first record: keep only what
+ * st_print_figures_json and st_print_figures_line print (the counts, the
+ * useful times, load balance, communication and parallel efficiency, the
+ * calls per function), without the ideal-network replay and what comes
+ * from it (T_ideal, serialization and transfer efficiency, the critical
+ * path, wait causes, the what-ifs; left zero).  Memory then stays
+ * threads x (states + types + functions) whatever the trace's length:
+ * the Chrome JSON's otherData.summary uses it.
+ */
+void st_stats_figures_only(st_stats *s);
 
 /* Frees s; NULL is ignored. */
 void st_stats_free(st_stats *s);

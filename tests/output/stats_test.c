@@ -217,14 +217,17 @@ expect_has(const char *what, const char *got, const char *s)
 	tu_failures++;
 }
 
-/* Stats of a trace directory or a .prv; NULL when it failed. */
+/* Stats of a trace directory or a .prv (only the figures, without the
+ * replay, when figures_only); NULL when it failed. */
 static st_stats *
-stats_of(const char *trace, rd_errlist *errs)
+stats_opt(const char *trace, rd_errlist *errs, bool figures_only)
 {
 	st_stats *s;
 	dw_err err;
 
 	REQUIRE(st_stats_new(trace, &s) == DW_OK);
+	if (figures_only)
+		st_stats_figures_only(s);
 	if (prvread_is_prv(trace)) {
 		err = prvread_run(trace, &s->base, errs, NULL);
 	} else {
@@ -239,6 +242,46 @@ stats_of(const char *trace, rd_errlist *errs)
 		return NULL;
 	}
 	return s;
+}
+
+static st_stats *
+stats_of(const char *trace, rd_errlist *errs)
+{
+	return stats_opt(trace, errs, false);
+}
+
+/* The figures the Chrome JSON and the HTML carry are the same without
+ * the replay (which the JSON leaves out, to keep its memory bounded),
+ * and nothing of the replay is made. */
+static void
+test_figures_only(const char *dir)
+{
+	rd_errlist errs;
+	st_stats *full, *fig;
+	char *a, *b;
+
+	rd_errlist_init(&errs, stderr);
+	full = stats_of(dir, &errs);
+	fig = stats_opt(dir, &errs, true);
+	REQUIRE(full != NULL && fig != NULL);
+	CHECK(full->ideal > 0 && full->pop.ideal_valid);
+	CHECK(fig->ideal == 0 && !fig->pop.ideal_valid);
+	CHECK(fig->npath == 0 && fig->npath_segs == 0 && !fig->task_waits);
+	CHECK(fig->replay == NULL);
+	a = render(full, st_print_figures_json);
+	b = render(fig, st_print_figures_json);
+	expect_text("figures json without the replay", b, a);
+	expect_has("figures json", b, "\"load_balance\":0.533333");
+	free(a);
+	free(b);
+	a = render(full, st_print_figures_line);
+	b = render(fig, st_print_figures_line);
+	expect_text("figures line without the replay", b, a);
+	free(a);
+	free(b);
+	st_stats_free(full);
+	st_stats_free(fig);
+	rd_errlist_free(&errs);
 }
 
 static void
@@ -449,6 +492,7 @@ main(void)
 	REQUIRE(mkdir(dir, 0755) == 0 && mkdir(plain, 0755) == 0);
 	golden(dir);
 	test_golden(dir, prefix);
+	test_figures_only(dir);
 	test_plain(plain);
 	test_damaged(root);
 #ifdef DWORK_TOOL_PATH
