@@ -113,9 +113,9 @@ test_behind(void)
 }
 
 /* The helper's job: one chunk read in and made writable, no more; the
- * thread writes into it with no fault. */
-static void
-test_chunk(void)
+ * thread writes into it: its page faults. */
+static long
+chunk_once(void)
 {
 	char dir[512], log[64];
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("faultc"));
@@ -145,11 +145,29 @@ test_chunk(void)
 		record();
 	long f = faults() - f0;
 	CHECK(b->seg == next);
-	if (!TU_SANITIZED)
-		CHECK_EQ_U64((uint64_t)f, 0);
 	prep_test_hold(-1);
 	dwt_fini();
 	tu_rmtree(dir);
+	return f;
+}
+
+/* With no fault.  The kernel's writeback of the chunk (another
+ * program's dirty data, or a sync, can start it at any time) makes its
+ * pages fault once more (docs/tracer.md, "Page faults"), which no test
+ * of ours can stop: a fault in three tries in a row fails, one in one
+ * (under a sync every 20 ms: 5 runs in 30) does not. */
+static void
+test_chunk(void)
+{
+	long f = 1;
+	for (int i = 0; i < 3 && f != 0; i++)
+		if ((f = chunk_once()) != 0)
+			fprintf(stderr,
+			        "trace_fault: %ld faults in the chunk "
+			        "(written back meanwhile?)\n",
+			        f);
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64((uint64_t)f, 0);
 }
 
 int
