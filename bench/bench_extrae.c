@@ -54,10 +54,22 @@
  *                                 segment prepared and grew the file
  *                                 in-line (the tracer's own counts:
  *                                 linked with the static library)
+ *   trace.wb_worst_record_cpu_us  trace.worst_record_cpu_us again, with
+ *                                 the recording thread's file written
+ *                                 back every millisecond while it
+ *                                 records (sync_file_range, what the
+ *                                 kernel's flusher does under dirty
+ *                                 pressure, with no big file): written
+ *                                 back, a page faulted in ahead is
+ *                                 write-protected again; same floor
+ *   trace.wb_minflt, trace.wb_nvcsw  the thread's page faults and waits
+ *                                 in that run (the refaults: 0 without
+ *                                 writeback)
  *
  * Floor of a record: a timestamp read plus one 16-byte store, in the same
  * loop, into a freshly mapped array of the same total size.
  */
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <sched.h>
@@ -244,6 +256,8 @@ struct grow {
 	uint64_t over, over_floor, over_cpu, over_cpu_floor;
 	long minflt, nvcsw;
 	uint64_t inline_grown, switches;
+	double wb_cpu_us;
+	long wb_minflt, wb_nvcsw;
 };
 
 /* Wall clock: each record between two TSC reads. */
@@ -324,6 +338,73 @@ cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* nw windows of WIN records at full speed: w[k], the CPU time of each. */
+static void
+cpu_windows(uint64_t *w, uint64_t nw)
+{
+	uint64_t c = cpu_ns();
+	for (uint64_t k = 0; k < nw; k++) {
+		for (unsigned i = 0; i < WIN; i++)
+			Extrae_event(2, i);
+		uint64_t c2 = cpu_ns();
+		w[k] = c2 - c;
+		c = c2;
+	}
+}
+
+struct flusher {
+	int fd, stop;
+	pthread_t th;
+};
+
+/* The file's dirty pages written back every millisecond, not waited
+ * for, as the kernel's flusher does under dirty pressure. */
+static void *
+flush_loop(void *p)
+{
+	struct flusher *f = p;
+	struct timespec ms = {0, 1000000};
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+/* The CPU windows again, the thread's file written back meanwhile. */
+static void
+grow_cpu_wb(uint64_t n, struct grow *g)
+{
+	uint64_t nw = n / WIN, *w = malloc(nw * sizeof *w);
+	struct rusage r0, r1;
+	struct flusher f = {-1, 0, 0};
+	if (!w) {
+		perror("malloc");
+		exit(1);
+	}
+	big_init("wb");
+	pin_here();
+	Extrae_event(1, 0);
+	f.fd = trc_self ? trc_self->fd : -1;
+	if (f.fd < 0 || pthread_create(&f.th, NULL, flush_loop, &f)) {
+		fprintf(stderr, "bench: no file to write back\n");
+		exit(1);
+	}
+	memset(w, 0, nw * sizeof *w); /* its page faults are not the tracer's */
+	getrusage(RUSAGE_THREAD, &r0);
+	cpu_windows(w, nw);
+	getrusage(RUSAGE_THREAD, &r1);
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(f.th, NULL);
+	big_fini();
+	unpin();
+	uint64_t over;
+	g->wb_cpu_us = win_worst(w, nw, &over);
+	g->wb_minflt = r1.ru_minflt - r0.ru_minflt;
+	g->wb_nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+	free(w);
+}
+
 /* CPU time every WIN records, at full speed; then the floor's loop. */
 static void
 grow_cpu(uint64_t n, struct grow *g)
@@ -337,15 +418,9 @@ grow_cpu(uint64_t n, struct grow *g)
 	big_init("worst");
 	pin_here();
 	Extrae_event(1, 0);
+	memset(w, 0, nw * sizeof *w); /* its page faults are not the tracer's */
 	getrusage(RUSAGE_THREAD, &r0);
-	uint64_t c = cpu_ns();
-	for (uint64_t k = 0; k < nw; k++) {
-		for (unsigned i = 0; i < WIN; i++)
-			Extrae_event(2, i);
-		uint64_t c2 = cpu_ns();
-		w[k] = c2 - c;
-		c = c2;
-	}
+	cpu_windows(w, nw);
 	getrusage(RUSAGE_THREAD, &r1);
 	struct prep_counts pc;
 	prep_get_counts(&pc);
@@ -363,7 +438,7 @@ grow_cpu(uint64_t n, struct grow *g)
 		exit(1);
 	}
 	memset(m, 1, n * 16); /* faulted in: the floor is the machine's noise */
-	c = cpu_ns();
+	uint64_t c = cpu_ns();
 	for (uint64_t k = 0; k < nw; k++) {
 		for (unsigned i = 0; i < WIN; i++) {
 			uint64_t v[2] = {bu_ticks(), i};
@@ -463,6 +538,7 @@ main(void)
 	struct grow g;
 	grow_wall(NREC, &g);
 	grow_cpu(NREC, &g);
+	grow_cpu_wb(NREC, &g);
 	bu_report("trace.record_median_ns", g.median_ns, "ns", g.floor_ns);
 	bu_report("trace.worst_record_us", g.worst_us, "us", 0);
 	printf("bench: trace.worst_record_us: wall clock, preemption "
@@ -476,6 +552,10 @@ main(void)
 	bu_report("trace.grow_nvcsw", (double)g.nvcsw, "waits", 0);
 	bu_report("trace.grow_inline", (double)g.inline_grown, "switches",
 	          (double)g.switches);
+	bu_report("trace.wb_worst_record_cpu_us", g.wb_cpu_us, "us",
+	          g.cpu_floor_us);
+	bu_report("trace.wb_minflt", (double)g.wb_minflt, "faults", 0);
+	bu_report("trace.wb_nvcsw", (double)g.wb_nvcsw, "waits", 0);
 	bu_rmtree(base);
 	return 0;
 }

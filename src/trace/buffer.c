@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "trace/clock.h"
+#include "trace/prep_file.h"
 #include "trace/record.h"
 #include "trace/tracer.h"
 
@@ -111,16 +112,13 @@ buf_pick_segment(struct buf *b, uint64_t *idx, int *reuse)
 /* Mapped, not faulted in: growing here means the helper fell behind, and
  * faulting 16 MB in at once would stall this record for milliseconds;
  * the pages fault one at a time as records reach them (a few
- * microseconds each). */
+ * microseconds each: no read-around, prep_mapseg). */
 static unsigned char *
 buf_map_segment(struct buf *b, uint64_t idx, int reuse)
 {
-	uint64_t seg = trc.cfg.segment_size;
 	if (reuse && b->seg && idx == b->cur)
 		return b->seg;
-	unsigned char *m = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED,
-	                        b->fd, (off_t)buf_seg_off(idx));
-	return m == MAP_FAILED ? NULL : m;
+	return prep_mapseg(b->fd, idx);
 }
 
 /* Where records may go up to in b's segment: its low-water mark until

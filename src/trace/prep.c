@@ -142,9 +142,7 @@ prep_fill_step(struct buf *b, int kit)
 	uint64_t len = seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK;
 	prep_filling = b;
 	pthread_mutex_unlock(&prep_lock);
-#ifdef MADV_POPULATE_WRITE
-	madvise(m + off, len, MADV_POPULATE_WRITE);
-#endif
+	prep_fault_in(b->fd, b->fill_idx, m, off, len);
 	pthread_mutex_lock(&prep_lock);
 	prep_filling = NULL;
 	b->fill_off = off + len;
@@ -175,6 +173,7 @@ prep_one_segment(struct buf *b, uint64_t idx, int reuse)
 		if (!reuse)
 			__atomic_fetch_add(&trc.segments, 1, __ATOMIC_RELAXED);
 		b->fill = m; /* replaces the fill of the one b is in */
+		b->fill_idx = idx;
 		b->fill_off = 0;
 		prep_note('S');
 	} else if (reuse) {
@@ -231,6 +230,7 @@ prep_make_kit(uint64_t gen)
 		k->gen = gen;
 		k->nseg = 1;
 		k->fill = k->spare; /* faulted in later, as a job of its own */
+		k->fill_idx = 0;
 		return k;
 	}
 	prep_kit_free(k, 1);

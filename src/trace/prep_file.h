@@ -12,6 +12,9 @@
 uint64_t prep_seg_off(uint64_t idx);
 /* Maps segment idx of fd (not faulted in); NULL on failure. */
 unsigned char *prep_mapseg(int fd, uint64_t idx);
+/* A chunk of segment idx, mapped at m, read in and made writable. */
+void prep_fault_in(int fd, uint64_t idx, unsigned char *m, uint64_t off,
+                   uint64_t len);
 /* Grows fd by segment idx and maps it; NULL on failure. */
 unsigned char *prep_grow(int fd, uint64_t idx);
 /* A full segment unmapped a chunk at a time. */

@@ -71,6 +71,7 @@ struct buf {
 	/* the segment the helper faults in, a chunk at a time between its
 	 * other jobs (prep_lock; NULL when none), and how far it got */
 	unsigned char *fill;
+	uint64_t fill_idx; /* its index in the file */
 	uint64_t fill_off;
 	void *old[BUF_OLD]; /* full segments for the helper to unmap */
 	/* segment switches, by the owner only: a prepared segment taken

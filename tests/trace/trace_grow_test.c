@@ -144,8 +144,10 @@ start(const char *dir)
 	start_seg(dir, SEGMENT);
 }
 
-static void
-test_ready(void)
+/* The switches with the next segment ready; returns the thread's page
+ * faults across them. */
+static long
+ready_once(void)
 {
 	const char *tmp = tu_tmpdir("grow");
 	char dir[512];
@@ -158,10 +160,6 @@ test_ready(void)
 		ready_switch(b, &flt, &csw);
 	struct prep_counts pc;
 	prep_get_counts(&pc);
-	/* under AddressSanitizer a store into a fresh page also faults in
-	 * its shadow page: the sanitizer's fault, not the tracer's */
-	if (!TU_SANITIZED)
-		CHECK_EQ_U64(flt, 0);
 	CHECK_EQ_U64(csw, 0);
 	CHECK(pc.swaps >= NSEG + 1); /* the first segment was a kit's */
 	CHECK_EQ_U64(pc.grown_inline, 0);
@@ -170,6 +168,28 @@ test_ready(void)
 	dwt_fini();
 	CHECK_EQ_U64(count_records(dir), nwritten);
 	tu_rmtree(dir);
+	return flt;
+}
+
+/* No fault across the switches.  The kernel's writeback of a segment
+ * faulted in ahead (another program's dirty data or a sync can start it
+ * at any time) makes its pages fault once more (docs/tracer.md, "Page
+ * faults"; under a sync every 20 ms, 15 runs of 15 faulted): faults in
+ * three tries in a row fail. */
+static void
+test_ready(void)
+{
+	long flt = 1;
+	for (int i = 0; i < 3 && flt != 0; i++)
+		if ((flt = ready_once()) != 0)
+			fprintf(stderr,
+			        "trace_grow: %ld faults across the "
+			        "switches (written back meanwhile?)\n",
+			        flt);
+	/* under AddressSanitizer a store into a fresh page also faults in
+	 * its shadow page: the sanitizer's fault, not the tracer's */
+	if (!TU_SANITIZED)
+		CHECK_EQ_U64(flt, 0);
 }
 
 static void
