@@ -49,6 +49,7 @@ cursor_decode(mg_cursor *u, mg_ent *e)
 	stack_apply(&u->st, &e->rec);
 	e->shown = stack_shown(&u->st);
 	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
+	atomic_store_explicit(&e->next, MG_NEXT_UNKNOWN, memory_order_relaxed);
 	u->next++;
 	return true;
 }

@@ -7,6 +7,7 @@
 #define DW_MERGE_MG_INT_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -228,7 +229,15 @@ typedef struct mg_ent {
 	int64_t t;
 	uint32_t shown;   /* the state shown once this record is applied */
 	uint32_t bad_pop; /* 1: a state exit without an entry */
+	/* With a decoding thread (decode.c), on the last record of the
+	 * first group of a run of groups that leave one state shown: the
+	 * time of the next group that leaves another, what lookahead_next
+	 * would find, once the decoder has read that far; MG_NEXT_UNKNOWN
+	 * until then (and on one thread). */
+	_Atomic int64_t next;
 } mg_ent;
+
+#define MG_NEXT_UNKNOWN INT64_MIN
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
 

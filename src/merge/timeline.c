@@ -336,13 +336,17 @@ take(mg_ctx *c, mg_stream *s, const mg_ent *e)
 	}
 }
 
+/* next: where the state shown after the group ends, when the decoding
+ * thread found it already (mg_ent.next), else MG_NEXT_UNKNOWN. */
 static dw_err
-group_emit(mg_ctx *c, mg_stream *s, int64_t t, uint32_t shown)
+group_emit(mg_ctx *c, mg_stream *s, int64_t t, uint32_t shown, int64_t next)
 {
 	dw_err err = DW_OK;
 
 	if (shown != s->shown) {
-		err = emit_state(c, s, t, lookahead_next(s, t, shown), shown);
+		if (next == MG_NEXT_UNKNOWN)
+			next = lookahead_next(s, t, shown);
+		err = emit_state(c, s, t, next, shown);
 		s->shown = shown;
 	}
 	if (err == DW_OK && c->npairs)
@@ -360,6 +364,7 @@ group(mg_ctx *c, mg_stream *s)
 	int64_t t = e->t;
 	uint64_t n = 0;
 	uint32_t shown;
+	int64_t next;
 
 	c->npairs = c->nparts = 0;
 	s->key = t; /* the last time taken */
@@ -367,13 +372,15 @@ group(mg_ctx *c, mg_stream *s)
 		if (!take(c, s, e))
 			return DW_ENOMEM;
 		shown = e->shown; /* the state shown after the group */
+		/* read before the take: then the decoder may reuse it */
+		next = atomic_load_explicit(&e->next, memory_order_relaxed);
 		stream_take(s);
 		n++;
 	} while ((e = stream_peek(s)) && e->t == t);
 	if ((c->done & 0xffff) + n > 0xffff)
 		mg_progress_update(&c->prog, c->done + n);
 	c->done += n;
-	return group_emit(c, s, t, shown);
+	return group_emit(c, s, t, shown, next);
 }
 
 /* ---- Streams
