@@ -386,7 +386,7 @@ group(mg_ctx *c, mg_stream *s)
 /* ---- Streams
  * ------------------------------------------------------------------- */
 
-/* Ring entries a stream gets: 8192 in all (576 KiB: the rings stay in
+/* Ring entries a stream gets: 8192 in all (640 KiB: the rings stay in
  * the cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
