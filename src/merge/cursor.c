@@ -30,29 +30,6 @@ cursor_close(mg_cursor *u)
 	stack_free(&u->st);
 }
 
-/* Decodes the cursor's next record into e; false at the end. */
-bool
-cursor_decode(mg_cursor *u, mg_ent *e)
-{
-	uint64_t bp;
-
-	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
-		return false;
-	/* a moved receive: it and what follows it start at its floor */
-	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
-		if (u->tc.last < u->floors[u->fi].t)
-			u->tc.last = u->floors[u->fi].t;
-	e->t = mg_time(&u->tc, e->rec.ticks);
-	/* every reader of the stream applies the same records from the
-	 * first, so each gives a record the same state shown */
-	bp = u->st.bad_pops;
-	stack_apply(&u->st, &e->rec);
-	e->shown = stack_shown(&u->st);
-	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
-	u->next++;
-	return true;
-}
-
 dw_err
 stream_open_ring(mg_stream *s, size_t ring)
 {

@@ -7,6 +7,7 @@
 #define DW_MERGE_MG_INT_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -228,7 +229,15 @@ typedef struct mg_ent {
 	int64_t t;
 	uint32_t shown;   /* the state shown once this record is applied */
 	uint32_t bad_pop; /* 1: a state exit without an entry */
+	/* With a decoding thread (decode.c), on the last record of the
+	 * first group of a run of groups that leave one state shown: the
+	 * time of the next group that leaves another, what lookahead_next
+	 * would find, once the decoder has read that far; MG_NEXT_UNKNOWN
+	 * until then (and on one thread). */
+	_Atomic int64_t next;
 } mg_ent;
+
+#define MG_NEXT_UNKNOWN INT64_MIN
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
 
@@ -482,8 +491,7 @@ dense_class(uint32_t type)
 /* cursor.c: stream reading, state stacks and the state lookahead. */
 dw_err stream_open_ring(mg_stream *s, size_t ring);
 void stream_close(mg_stream *s);
-bool stream_fill(mg_stream *s);              /* decodes one more record */
-bool cursor_decode(mg_cursor *u, mg_ent *e); /* its next record; false: end */
+bool stream_fill(mg_stream *s); /* decodes one more record */
 void cursor_close(mg_cursor *u);
 void dec_pos(mg_stream *s); /* decode.h */
 void stack_free(mg_stack *s);
@@ -517,6 +525,31 @@ static inline uint32_t
 stack_shown(const mg_stack *s)
 {
 	return s->n ? s->v[s->n - 1] : MG_STATE_IDLE;
+}
+
+/* Decodes the cursor's next record into e; false at the end.  Inline:
+ * the decoding thread calls it for every record. */
+static inline bool
+cursor_decode(mg_cursor *u, mg_ent *e)
+{
+	uint64_t bp;
+
+	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
+		return false;
+	/* a moved receive: it and what follows it start at its floor */
+	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
+		if (u->tc.last < u->floors[u->fi].t)
+			u->tc.last = u->floors[u->fi].t;
+	e->t = mg_time(&u->tc, e->rec.ticks);
+	/* every reader of the stream applies the same records from the
+	 * first, so each gives a record the same state shown */
+	bp = u->st.bad_pops;
+	stack_apply(&u->st, &e->rec);
+	e->shown = stack_shown(&u->st);
+	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
+	atomic_store_explicit(&e->next, MG_NEXT_UNKNOWN, memory_order_relaxed);
+	u->next++;
+	return true;
 }
 
 /* The merge's next record of the stream, or NULL at its end. */

@@ -21,16 +21,28 @@
  * order).  Replacing the winner's key replays one path from its leaf:
  * log2(streams) compares, with no branch on which child is smaller.
  * Keys are times since time 0.
+ *
+ * While every key fits in 64 - log2(leaves) bits (16 streams: 36 years
+ * of trace), a node holds its loser as one number, the key above the
+ * leaf, so a match is one compare in registers and no key is looked up
+ * by leaf (`narrow`, a replay a third cheaper).  The first key that
+ * does not fit turns the tree wide: indices, with the keys by leaf.
  */
 typedef uint64_t lkey;
 #define LT_DONE UINT64_MAX
 
 typedef struct ltree {
 	uint32_t p;     /* leaves: a power of two */
-	uint32_t *node; /* node[0]: winner; node[1 .. p-1]: losers */
-	lkey *key;      /* by leaf */
+	uint32_t *node; /* wide: node[0] winner; node[1 .. p-1] losers */
+	lkey *key;      /* by leaf: wide, and while the tree is built */
 	mg_stream **s;  /* by leaf */
 	int64_t t0;
+	bool narrow;   /* nk is the tree, not node */
+	unsigned bits; /* narrow: leaf bits */
+	lkey kdone;    /* narrow: the key of a stream done (all ones) */
+	uint64_t dmin; /* narrow: the slots of streams done are above */
+	uint64_t *nk;  /* narrow: nk[0] winner; nk[1 .. p-1] losers */
+	uint32_t *win; /* lt_build's winners by node (2p) */
 } ltree;
 
 static inline lkey
@@ -49,6 +61,8 @@ static void
 lt_free(ltree *t)
 {
 	free(t->node);
+	free(t->nk);
+	free(t->win);
 	free(t->key);
 	free(t->s);
 }
@@ -60,25 +74,38 @@ lt_init(ltree *t, size_t n)
 	while (t->p < n)
 		t->p *= 2;
 	t->node = calloc(t->p, sizeof *t->node);
+	t->nk = calloc(t->p, sizeof *t->nk);
+	t->win = malloc(2 * t->p * sizeof *t->win);
 	t->key = malloc(t->p * sizeof *t->key);
 	t->s = calloc(t->p, sizeof *t->s);
-	if (!t->node || !t->key || !t->s)
+	if (!t->node || !t->nk || !t->win || !t->key || !t->s)
 		return DW_ENOMEM;
+	t->bits = (unsigned)__builtin_ctz(t->p);
+	t->kdone = UINT64_MAX >> t->bits;
+	t->dmin = UINT64_MAX << t->bits;
 	for (uint32_t i = 0; i < t->p; i++)
 		t->key[i] = LT_DONE;
 	return DW_OK;
 }
 
-/* Plays every match, bottom up. */
-static dw_err
+/* A key as the narrow tree holds it (fits: below kdone, or done). */
+static inline bool
+lt_fits(const ltree *t, lkey k)
+{
+	return k < t->kdone || k == LT_DONE;
+}
+
+/* Plays every match, bottom up: narrow when every key fits. */
+static void
 lt_build(ltree *t)
 {
-	uint32_t *win = malloc(2 * t->p * sizeof *win); /* winners by node */
+	uint32_t *win = t->win;
 
-	if (!win)
-		return DW_ENOMEM;
-	for (uint32_t i = 0; i < t->p; i++)
+	t->narrow = true;
+	for (uint32_t i = 0; i < t->p; i++) {
 		win[t->p + i] = i;
+		t->narrow &= lt_fits(t, t->key[i]);
+	}
 	for (uint32_t n = t->p - 1; n >= 1; n--) {
 		uint32_t a = win[2 * n], b = win[2 * n + 1];
 		bool bw = lt_less(t, b, a);
@@ -87,15 +114,29 @@ lt_build(ltree *t)
 		t->node[n] = bw ? a : b;
 	}
 	t->node[0] = win[1];
-	free(win);
-	return DW_OK;
+	for (uint32_t n = 0; t->narrow && n < t->p; n++) {
+		uint32_t l = t->node[n];
+		t->nk[n] = t->key[l] << t->bits | l;
+	}
+}
+
+static inline uint32_t
+lt_winner(const ltree *t)
+{
+	return t->narrow ? (uint32_t)(t->nk[0] & (t->p - 1)) : t->node[0];
+}
+
+static inline bool
+lt_done(const ltree *t)
+{
+	return t->narrow ? t->nk[0] >= t->dmin : t->key[t->node[0]] == LT_DONE;
 }
 
 /* Leaf i (the winner) has the new key k: replays its path to the root.
  * The winner's key stays in a local (looked up at every match, a step
  * cost a fifth more). */
 static inline void
-lt_replay(ltree *t, uint32_t i, lkey k)
+lt_replay_wide(ltree *t, uint32_t i, lkey k)
 {
 	uint32_t w = i;
 	lkey wk = k;
@@ -111,6 +152,41 @@ lt_replay(ltree *t, uint32_t i, lkey k)
 		wk = sw ? lk : wk;
 	}
 	t->node[0] = w;
+}
+
+/* The same on the narrow tree: one compare and two moves a match (a
+ * done stream's key, all ones, keeps all ones above the leaf).  A key
+ * that does not fit turns the tree wide: every leaf is in exactly one
+ * slot, so the keys by leaf are read back from them and the tree is
+ * built again, which gives the same winner. */
+static void
+lt_widen(ltree *t, uint32_t i, lkey k)
+{
+	for (uint32_t n = 0; n < t->p; n++) {
+		uint64_t v = t->nk[n];
+
+		t->key[v & (t->p - 1)] = v >= t->dmin ? LT_DONE : v >> t->bits;
+	}
+	t->key[i] = k;
+	lt_build(t); /* k does not fit: wide from now on */
+}
+
+static inline void
+lt_replay(ltree *t, uint32_t i, lkey k)
+{
+	uint64_t w = k << t->bits | i;
+
+	if (!t->narrow)
+		return lt_replay_wide(t, i, k);
+	if (__builtin_expect(!lt_fits(t, k), 0))
+		return lt_widen(t, i, k);
+	for (uint32_t n = (i + t->p) / 2; n >= 1; n /= 2) {
+		uint64_t l = t->nk[n];
+
+		t->nk[n] = l < w ? w : l;
+		w = l < w ? l : w;
+	}
+	t->nk[0] = w;
 }
 
 static int
@@ -260,13 +336,17 @@ take(mg_ctx *c, mg_stream *s, const mg_ent *e)
 	}
 }
 
+/* next: where the state shown after the group ends, when the decoding
+ * thread found it already (mg_ent.next), else MG_NEXT_UNKNOWN. */
 static dw_err
-group_emit(mg_ctx *c, mg_stream *s, int64_t t, uint32_t shown)
+group_emit(mg_ctx *c, mg_stream *s, int64_t t, uint32_t shown, int64_t next)
 {
 	dw_err err = DW_OK;
 
 	if (shown != s->shown) {
-		err = emit_state(c, s, t, lookahead_next(s, t, shown), shown);
+		if (next == MG_NEXT_UNKNOWN)
+			next = lookahead_next(s, t, shown);
+		err = emit_state(c, s, t, next, shown);
 		s->shown = shown;
 	}
 	if (err == DW_OK && c->npairs)
@@ -284,6 +364,7 @@ group(mg_ctx *c, mg_stream *s)
 	int64_t t = e->t;
 	uint64_t n = 0;
 	uint32_t shown;
+	int64_t next;
 
 	c->npairs = c->nparts = 0;
 	s->key = t; /* the last time taken */
@@ -291,19 +372,21 @@ group(mg_ctx *c, mg_stream *s)
 		if (!take(c, s, e))
 			return DW_ENOMEM;
 		shown = e->shown; /* the state shown after the group */
+		/* read before the take: then the decoder may reuse it */
+		next = atomic_load_explicit(&e->next, memory_order_relaxed);
 		stream_take(s);
 		n++;
 	} while ((e = stream_peek(s)) && e->t == t);
 	if ((c->done & 0xffff) + n > 0xffff)
 		mg_progress_update(&c->prog, c->done + n);
 	c->done += n;
-	return group_emit(c, s, t, shown);
+	return group_emit(c, s, t, shown, next);
 }
 
 /* ---- Streams
  * ------------------------------------------------------------------- */
 
-/* Ring entries a stream gets: 8192 in all (576 KiB: the rings stay in
+/* Ring entries a stream gets: 8192 in all (640 KiB: the rings stay in
  * the cache), 64 to 4096 each. */
 static size_t
 ring_size(const mg_ctx *c)
@@ -355,7 +438,7 @@ stream_finish(mg_ctx *c, mg_stream *s)
 static dw_err
 step(mg_ctx *c, ltree *lt)
 {
-	uint32_t w = lt->node[0];
+	uint32_t w = lt_winner(lt);
 	mg_stream *s = lt->s[w];
 	const mg_ent *e;
 	dw_err err;
@@ -403,7 +486,9 @@ tree_build(mg_ctx *c, ltree *lt)
 		err = stream_open(c, lt->s[i]);
 		lt->key[i] = lt_key(lt, lt->s[i]->key);
 	}
-	return err == DW_OK ? lt_build(lt) : err;
+	if (err == DW_OK)
+		lt_build(lt);
+	return err;
 }
 
 /* With two threads or more, the streams are decoded on a thread of
@@ -434,7 +519,7 @@ timeline_run(mg_ctx *c)
 	err = tree_build(c, &lt);
 	if (err == DW_OK)
 		d = decoder(c, &lt);
-	while (err == DW_OK && lt.key[lt.node[0]] != LT_DONE)
+	while (err == DW_OK && !lt_done(&lt))
 		err = step(c, &lt);
 	dec_stop(d);
 	if (err == DW_OK)
