@@ -4,6 +4,8 @@
  * sync records; two hosts, one with a skewed and drifting clock) into
  * Paraver, on one core.  Floor, same run: reading the same files and
  * writing as many bytes as the merge wrote, with no work in between.
+ * The floor is measured twice, each time after a round of the merges, and the
+ * best kept, as for the merges.
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
  * ru_maxrss from wait4); _2threads: the same of the two-thread merge.
  * merge.records_per_s_2threads: the same merge with the streams decoded and the
@@ -201,6 +203,36 @@ print_instr(const char *self)
 		       two);
 }
 
+/* One merge with one thread (pinned) and one with two (not pinned), the
+ * best times and the largest peak memory kept; the outputs' size is
+ * what the floor writes. */
+static int
+merge_round(char *report, double *best, long *rss_max, double *best2,
+            long *rss2_max)
+{
+	double t;
+	long rss;
+
+	for (unsigned th = 1; th <= 2; th++) {
+		bench_pinned = th == 1;
+		merge_threads = th;
+		if (in_child(run_merge, report, &t, &rss)) {
+			fprintf(stderr, "bench: the merge failed\n");
+			return -1;
+		}
+		double *b = th == 1 ? best : best2;
+		long *r = th == 1 ? rss_max : rss2_max;
+		*b = t < *b ? t : *b;
+		*r = rss > *r ? rss : *r;
+		if (th == 1)
+			out_bytes = file_size("out.prv") +
+			            file_size("out.pcf") + file_size("out.row");
+		remove_outputs();
+	}
+	bench_pinned = 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -209,8 +241,8 @@ main(int argc, char **argv)
 	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
 	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
 	char report[700];
-	double tgen, tmerge, tfloor, best = 1e30, best2 = 1e30;
-	long rss, rss_max = 0, rss2_max = 0, dummy;
+	double tgen, tfloor = 1e30, tfloor1, best = 1e30, best2 = 1e30;
+	long rss_max = 0, rss2_max = 0, dummy;
 	FILE *f;
 	char self[4096];
 	ssize_t k;
@@ -230,38 +262,23 @@ main(int argc, char **argv)
 		cleanup();
 		return 2;
 	}
+	/* two rounds, each the one-thread merge, the two-thread merge and
+	 * the floor, best of each: the floor gets as many tries as the
+	 * merges, in the same stretch of the machine's load */
 	for (int run = 0; run < 2; run++) {
-		if (in_child(run_merge, report, &tmerge, &rss)) {
-			fprintf(stderr, "bench: the merge failed\n");
+		if (merge_round(report, &best, &rss_max, &best2, &rss2_max)) {
 			cleanup();
 			return 1;
 		}
-		best = tmerge < best ? tmerge : best;
-		rss_max = rss > rss_max ? rss : rss_max;
-		out_bytes = file_size("out.prv") + file_size("out.pcf") +
-		            file_size("out.row");
-		remove_outputs();
+		in_child(run_floor, NULL, &tfloor1, &dummy);
+		tfloor = tfloor1 < tfloor ? tfloor1 : tfloor;
 	}
-	bench_pinned = 0;
-	merge_threads = 2;
-	for (int run = 0; run < 2; run++) {
-		if (in_child(run_merge, report, &tmerge, &rss)) {
-			fprintf(stderr, "bench: the merge failed\n");
-			cleanup();
-			return 1;
-		}
-		best2 = tmerge < best2 ? tmerge : best2;
-		rss2_max = rss > rss2_max ? rss : rss2_max;
-		remove_outputs();
-	}
-	bench_pinned = 1;
 	f = fopen(report, "r");
 	if (!f || fscanf(f, "%llu %llu %llu %llu", &nin, &ncomm, &moved,
 	                 &unmatched) != 4)
 		nin = 0;
 	if (f)
 		fclose(f);
-	in_child(run_floor, NULL, &tfloor, &dummy);
 	printf("bench: generated %llu records (%.2f s); merged to %.1f MB of "
 	       "Paraver: %llu communications, %llu receives moved, %llu "
 	       "unmatched\n",
