@@ -30,7 +30,10 @@
  *                             trace.event_ns_in_cluster (one event's CPU
  *                             time in a traced process of the same
  *                             cluster, this run) and their ratio (target
- *                             <= 1)
+ *                             <= 1); _alone: the median of the pairs whose
+ *                             blocks had the CPU to themselves
+ *   trace.rpc_load_avg        the 1-minute load average when the pinned
+ *                             pairs began and ended
  *   rpc.fetch_instr_per_call, trace.rpc_instr_per_call  instructions per
  *                             call of every process (caller, callee, all
  *                             threads) from valgrind --tool=callgrind,
@@ -78,9 +81,9 @@
 #include "tracefile/reader.h"
 
 #define CALLS    100000
-#define BLOCK    500  /* calls a block (250 in BENCH_QUICK) */
-#define PAIRS    400  /* interleaved off/on blocks (40 in BENCH_QUICK) */
-#define CG_CALLS 5000 /* callgrind: this many calls more than 200 */
+#define BLOCK    500   /* calls a block (250 in BENCH_QUICK) */
+#define PAIRS    400   /* interleaved off/on blocks (40 in BENCH_QUICK) */
+#define CG_CALLS 10000 /* callgrind: this many calls more than 200 */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -168,6 +171,20 @@ median_ci(const double *v, int n, double *lo, double *hi)
 	int a = n / 2 - d, b = (n - 1) / 2 + d;
 	*lo = v[a < 0 ? 0 : a];
 	*hi = v[b >= n ? n - 1 : b];
+}
+
+/* The 1-minute load average (-1 unknown): printed beside the timings,
+ * which depend on it. */
+static double
+load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
 }
 
 static uint64_t
@@ -530,6 +547,7 @@ main(int argc, char **argv)
 	double uoff = 1e30, uon = 1e30, ev = 1e30, alone[PAIRS];
 	int nalone = 0;
 	struct srv s_off, s_on;
+	double load0 = load_avg();
 	if (srv_start(&s_off, self, "0", 1) != 0 ||
 	    srv_start(&s_on, self, dir, 1) != 0)
 		return 1;
@@ -555,6 +573,7 @@ main(int argc, char **argv)
 	}
 	srv_stop(&s_off);
 	srv_stop(&s_on);
+	double load1 = load_avg();
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	for (int r = 0; r < 3; r++) {
 		double v = run(self, "0", calls);
@@ -582,6 +601,9 @@ main(int argc, char **argv)
 	       "(CPU; wall %.2f)\n",
 	       median(offv, pairs) / 1e3, median(offw, pairs) / 1e3);
 	printf("bench: trace.rpc_overhead_ratio.target = 1.05\n");
+	printf("bench: trace.rpc_load_avg = %.2f (1-minute load average when "
+	       "the pairs began; %.2f when they ended)\n",
+	       load0, load1);
 	double mw = median(wratio, pairs);
 	printf("bench: trace.rpc_overhead_ratio_wall = %.3f (the same blocks' "
 	       "wall times, interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
