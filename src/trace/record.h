@@ -138,6 +138,22 @@ rec_one(uint32_t kind, uint32_t a, uint64_t b)
 		rec_one_slow(kind, a, b, now);
 }
 
+/* rec_one at a TSC value the caller read (its own clock when the TSC is
+ * not the tracer's). */
+static inline void
+rec_one_at(uint64_t tsc, uint32_t kind, uint32_t a, uint64_t b)
+{
+	if (!REC_TSC()) {
+		rec_one_clk(kind, a, b);
+		return;
+	}
+	struct buf *t = trc_self;
+	if (rec_likely(t != NULL) && rec_fits(t, tsc, FMT_REC_SIZE))
+		rec_store_one(t, tsc, kind, a, b);
+	else
+		rec_one_slow(kind, a, b, tsc);
+}
+
 static inline void
 rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
         uint64_t b1)
