@@ -1,34 +1,52 @@
 /*
  * The cost of tracing a cluster, measured in the same run:
  *
- *   trace.rpc_overhead_ratio  100,000 sequential dw_remotecall_fetch calls
- *                             to one worker with tracing on, divided by
- *                             the same with tracing off, both processes
- *                             pinned to one CPU (taskset -c 0: the stable
- *                             mode, no cross-CPU wake-ups); the median
- *                             of PAIRS interleaved off/on pairs' ratios,
- *                             their spread beside it (target <= 1.05)
- *   trace.rpc_overhead_ratio_unpinned   the same, unpinned
+ *   trace.rpc_overhead_ratio  CALLS sequential dw_remotecall_fetch calls
+ *                             to one worker with tracing on over the same
+ *                             with it off, both processes pinned to one
+ *                             CPU (taskset -c 0: the stable mode, no
+ *                             cross-CPU wake-ups), in CPU time: every
+ *                             thread of the master and of the worker
+ *                             (CLOCK_PROCESS_CPUTIME_ID of each, read
+ *                             around the calls), so that the time another
+ *                             process takes on that CPU is not counted;
+ *                             the median of PAIRS interleaved off/on
+ *                             pairs' ratios (the order alternating, off
+ *                             first then on first, so a drift in the
+ *                             machine's load cancels), their interquartile
+ *                             range and spread beside it (target <= 1.05);
+ *                             the same from the runs' wall times beside it
+ *                             (trace.rpc_overhead_ratio_wall)
+ *   trace.rpc_overhead_ratio_unpinned   wall times, unpinned, best of 3
  *   trace.events_per_call     records written per remote call, by all
  *                             processes (caller and callee, all threads),
  *                             pinned as above (unpinned beside it: which
  *                             thread reads a frame then varies)
- *   trace.rpc_added_ns_per_call  pinned, each pair's median call on
- *                             less its median call off (a stretch of
- *                             calls slowed by another process moves a
- *                             total, not a median), the median over the
- *                             pairs; beside it its bound 1.5 x
- *                             events_per_call x trace.event_ns (an
- *                             event's cost measured in this run, in a
- *                             traced process of the same cluster) and
- *                             their ratio (target <= 1)
+ *   trace.rpc_added_ns_per_call  pinned: each pair's CPU time a call on
+ *                             less off, the median over the pairs, with
+ *                             its interquartile range, the mean of the
+ *                             middle half and the figure from wall times;
+ *                             beside it its bound 1.5 x events_per_call x
+ *                             trace.event_ns_in_cluster (one event's CPU
+ *                             time in a traced process of the same
+ *                             cluster, this run) and their ratio (target
+ *                             <= 1); _alone: the median of the pairs whose
+ *                             blocks had the CPU to themselves
+ *   trace.rpc_load_avg        the 1-minute load average when the pinned
+ *                             pairs began and ended
  *   rpc.fetch_instr_per_call, trace.rpc_instr_per_call  instructions per
  *                             call of every process (caller, callee, all
  *                             threads) from valgrind --tool=callgrind,
  *                             untraced and traced: the difference of a
- *                             run of 1,200 calls and one of 200, so
- *                             start-up and exit cancel; they do not
- *                             change with the machine's load
+ *                             run of CG_CALLS + 200 calls and one of 200,
+ *                             so start-up and exit cancel (the tracer's
+ *                             clock-rate measurement, a 2 ms loop whose
+ *                             length in instructions depends on the
+ *                             machine's speed, is left out); the untraced
+ *                             and traced runs of one length run at the
+ *                             same time, so the I/O thread's periodic
+ *                             wake-ups (a count per wall second) cost both
+ *                             alike; these do not change with the load
  *   trace.rpc_added_instr_per_call.target  the same bound in
  *                             instructions: 1.5 x events_per_call x one
  *                             event's instructions in a traced process
@@ -39,11 +57,16 @@
  *                             beside it (issue 20's target 1.02)
  *
  * Each run is a child process (a cluster is set up once per process).
- * BENCH_QUICK=1 runs a tenth of the calls and no callgrind.
+ * BENCH_QUICK=1 runs a tenth of the calls, fewer pairs and no callgrind;
+ * BENCH_BLOCKS=1 prints every pinned block's CPU and wall time a call
+ * (ns) on stderr.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
 #include "bench_util.h"
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +80,10 @@
 
 #include "tracefile/reader.h"
 
-#define CALLS 100000
-#define PAIRS 9 /* interleaved off/on pinned runs (5 in BENCH_QUICK) */
+#define CALLS    100000
+#define BLOCK    500   /* calls a block (250 in BENCH_QUICK) */
+#define PAIRS    400   /* interleaved off/on blocks (40 in BENCH_QUICK) */
+#define CG_CALLS 10000 /* callgrind: this many calls more than 200 */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -67,11 +92,38 @@ echo(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(echo)
 
+/* CPU time of every thread of this process, ns. */
+static uint64_t
+proc_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The worker's CPU time (all its threads), for the timed runs. */
+static int
+cpu_ns(const void *arg, size_t len, dw_reply *r)
+{
+	(void)arg, (void)len;
+	uint64_t v = proc_cpu_ns();
+	return dw_reply_set(r, &v, sizeof v);
+}
+DW_REGISTER(cpu_ns)
+
 static double
 now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -82,6 +134,7 @@ cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Sorts v. */
 static double
 median(double *v, int n)
 {
@@ -89,8 +142,84 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Child: a cluster of one worker, n calls; prints the seconds they took
- * and the median call in nanoseconds. */
+/* Of a sorted v: the value a fraction q of the way (interpolated). */
+static double
+quantile(const double *v, int n, double q)
+{
+	double x = q * (n - 1);
+	int i = (int)x;
+	return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* Of a sorted v: the mean of its middle half (a quarter cut each end). */
+static double
+mid_mean(const double *v, int n)
+{
+	int lo = n / 4, hi = n - n / 4;
+	double s = 0;
+	for (int i = lo; i < hi; i++)
+		s += v[i];
+	return s / (hi - lo);
+}
+
+/* Of a sorted v: a 95% confidence interval of its median, from the
+ * order statistics (ranks n/2 -+ 0.98 sqrt(n)). */
+static void
+median_ci(const double *v, int n, double *lo, double *hi)
+{
+	int d = (int)(0.98 * sqrt((double)n) + 0.5);
+	int a = n / 2 - d, b = (n - 1) / 2 + d;
+	*lo = v[a < 0 ? 0 : a];
+	*hi = v[b >= n ? n - 1 : b];
+}
+
+/* The 1-minute load average (-1 unknown): printed beside the timings,
+ * which depend on it. */
+static double
+load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
+static uint64_t
+worker_cpu_ns(int w)
+{
+	void *res;
+	size_t len;
+	uint64_t v = 0;
+	if (dw_remotecall_fetch(w, "cpu_ns", NULL, 0, &res, &len) == DW_OK &&
+	    len == sizeof v)
+		memcpy(&v, res, sizeof v);
+	free(res);
+	return v;
+}
+
+/* The cost of one event in this traced process: the best of 5 rounds of
+ * 1,000,000, in this thread's CPU time (ns). */
+static double
+event_ns(void)
+{
+	double best = 1e30;
+	for (int r = 0; r < 5; r++) {
+		double t = thread_cpu_s();
+		for (int i = 0; i < 1000000; i++)
+			dwt_event(71999999u, (uint64_t)i);
+		t = (thread_cpu_s() - t) * 1e9 / 1e6;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/* Child: a cluster of one worker, n calls.  Timed, it prints the seconds
+ * they took and the CPU time of both processes a call (ns); n < 0: the
+ * cost of one event.  Untimed (the callgrind runs) it prints nothing
+ * and makes n calls only. */
 static int
 child(int argc, char **argv, const char *trace, int n, int timed)
 {
@@ -100,47 +229,134 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 	int w;
 	if (dw_addprocs(1, NULL, &w) != 1)
 		return 1;
-	if (n < 0) { /* the cost of one event in this traced process */
-		double best = 1e30;
-		for (int r = 0; r < 5; r++) {
-			double t = now_s();
-			for (int i = 0; i < 1000000; i++)
-				dwt_event(71999999u, (uint64_t)i);
-			t = (now_s() - t) * 1e9 / 1e6;
-			best = t < best ? t : best;
-		}
-		printf("%.6f\n", best);
+	if (n < 0) {
+		printf("%.6f\n", event_ns());
 		fflush(stdout);
 		dw_finalize();
 		return 0;
 	}
-	uint64_t v = 1;
-	/* timed: each call too (not in the callgrind runs, which count the
-	 * calls' instructions alone) */
-	double *t = timed ? malloc((size_t)(n > 0 ? n : 1) * sizeof *t) : NULL;
-	if (timed && !t)
-		return 1;
+	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w) : 0;
+	uint64_t mc0 = proc_cpu_ns();
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
 		void *res;
 		size_t len;
-		double c0 = timed ? now_s() : 0;
 		if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &len) != DW_OK)
 			return 1;
-		if (timed)
-			t[i] = now_s() - c0;
 		free(res);
 	}
 	double total = now_s() - t0;
-	printf("%.6f %.1f\n", total, timed && n > 0 ? median(t, n) * 1e9 : 0.0);
-	free(t);
+	uint64_t mc1 = proc_cpu_ns(), wc1 = timed ? worker_cpu_ns(w) : 0;
+	if (timed)
+		printf("%.6f %.1f\n", total,
+		       n > 0 ? (double)(mc1 - mc0 + wc1 - wc0) / n : 0.0);
 	fflush(stdout);
 	dw_finalize();
 	return 0;
 }
 
-/* The median call of the last run (ns). */
-static double last_median_ns;
+/* Server: a cluster of one worker that runs a block of calls each time
+ * it reads a count on fd rfd and writes the block's wall and CPU time a
+ * call (ns, both processes) on wfd; 0 ends it.  Two of them, one traced,
+ * alive at once and pinned to one CPU, let the blocks alternate every
+ * few milliseconds, so that both modes meet the same machine. */
+static int
+serve(int argc, char **argv, const char *trace, int rfd, int wfd)
+{
+	fcntl(rfd, F_SETFD, FD_CLOEXEC); /* not the worker's */
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
+	FILE *in = fdopen(rfd, "r"), *out = fdopen(wfd, "w");
+	dw_options o = {.trace = trace, .no_merge = 1};
+	int w;
+	if (!in || !out || dw_init_opts(&argc, &argv, &o) != DW_OK)
+		return 1;
+	if (dw_addprocs(1, NULL, &w) != 1)
+		return 1;
+	char line[64];
+	uint64_t v = 1;
+	while (fgets(line, sizeof line, in)) {
+		int n = atoi(line);
+		if (n <= 0)
+			break;
+		uint64_t wc0 = worker_cpu_ns(w), mc0 = proc_cpu_ns();
+		double t0 = now_s();
+		for (int i = 0; i < n; i++) {
+			void *res;
+			size_t len;
+			if (dw_remotecall_fetch(w, "echo", &v, 8, &res, &len) !=
+			    DW_OK)
+				return 1;
+			free(res);
+		}
+		double wall = now_s() - t0;
+		uint64_t mc1 = proc_cpu_ns(), wc1 = worker_cpu_ns(w);
+		fprintf(out, "%.1f %.1f\n", wall * 1e9 / n,
+		        (double)(mc1 - mc0 + wc1 - wc0) / n);
+		fflush(out);
+	}
+	dw_finalize();
+	return 0;
+}
+
+struct srv {
+	pid_t pid;
+	FILE *to, *from;
+};
+
+/* Starts a server (trace "0": untraced), pinned to CPU 0 if pin. */
+static int
+srv_start(struct srv *sv, const char *self, const char *trace, int pin)
+{
+	int a[2], b[2];
+	if (pipe(a) != 0 || pipe(b) != 0)
+		return -1;
+	sv->pid = fork();
+	if (sv->pid < 0)
+		return -1;
+	if (sv->pid == 0) {
+		char r[16], w[16];
+		close(a[1]);
+		close(b[0]);
+		snprintf(r, sizeof r, "%d", a[0]);
+		snprintf(w, sizeof w, "%d", b[1]);
+		cpu_set_t cs;
+		CPU_ZERO(&cs);
+		CPU_SET(0, &cs);
+		if (pin && sched_setaffinity(0, sizeof cs, &cs) != 0)
+			_exit(1);
+		execl(self, self, "--serve", trace, r, w, (char *)NULL);
+		_exit(1);
+	}
+	close(a[0]);
+	close(b[1]);
+	sv->to = fdopen(a[1], "w");
+	sv->from = fdopen(b[0], "r");
+	return sv->to && sv->from ? 0 : -1;
+}
+
+/* One block of n calls: wall and CPU time a call (ns). */
+static void
+srv_block(struct srv *sv, int n, double *wall, double *cpu)
+{
+	fprintf(sv->to, "%d\n", n);
+	fflush(sv->to);
+	if (fscanf(sv->from, "%lf %lf", wall, cpu) != 2) {
+		fprintf(stderr, "bench: a server's block of calls failed\n");
+		exit(1);
+	}
+}
+
+static void
+srv_stop(struct srv *sv)
+{
+	fprintf(sv->to, "0\n");
+	fclose(sv->to);
+	fclose(sv->from);
+	waitpid(sv->pid, NULL, 0);
+}
+
+/* The CPU time a call of the last run (ns, both processes). */
+static double last_cpu_ns;
 
 static double
 run_cmd(const char *pre, const char *self, const char *trace, int n)
@@ -149,11 +365,11 @@ run_cmd(const char *pre, const char *self, const char *trace, int n)
 	snprintf(cmd, sizeof cmd, "%s%s --timed %s %d", pre, self, trace, n);
 	FILE *p = popen(cmd, "r");
 	double s = -1;
-	last_median_ns = 0;
+	last_cpu_ns = 0;
 	if (!p || fscanf(p, "%lf", &s) != 1)
 		s = -1;
-	else if (fscanf(p, "%lf", &last_median_ns) != 1)
-		last_median_ns = 0;
+	else if (fscanf(p, "%lf", &last_cpu_ns) != 1)
+		last_cpu_ns = 0;
 	if (p && pclose(p) != 0)
 		s = -1;
 	if (s < 0) {
@@ -225,40 +441,71 @@ records_for(const char *self, const char *base, int n, int pinned)
 	return r;
 }
 
-/* Instructions of every process of a run of n calls under callgrind
- * (its totals summed over the output files of all processes); 0 when
- * valgrind is missing or the run failed. */
-static uint64_t
-instructions(const char *self, const char *base, const char *env,
-             const char *trace, int n)
+/* One run of n calls under callgrind: its command, its output files in
+ * base/cg<k>.  The tracer's clock-rate measurement (clk_setup: a 2 ms
+ * loop, as many instructions as the machine is fast) is left out. */
+static void
+cg_cmd(char *cmd, size_t cap, const char *self, const char *base, int k,
+       const char *env, const char *trace, int n)
 {
-	char cmd[2048], path[700];
-	uint64_t total;
-
-	snprintf(path, sizeof path, "%s/cg", base);
-	mkdir(path, 0700);
-	snprintf(cmd, sizeof cmd,
-	         "DWORK_HEARTBEAT_MS=600000 DWORK_HEARTBEAT_TIMEOUT_MS=1200000 "
-	         "%s valgrind --tool=callgrind --trace-children=yes "
-	         "--callgrind-out-file=%s/cg.%%p %s --child %s %d "
-	         ">/dev/null 2>&1",
-	         env, path, self, trace, n);
-	if (system(cmd) != 0)
-		return 0;
-	total = bu_cg_dir(path, "cg.");
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	return total;
+	snprintf(
+	    cmd, cap,
+	    "(DWORK_HEARTBEAT_MS=600000 DWORK_HEARTBEAT_TIMEOUT_MS=1200000 "
+	    "%s valgrind --tool=callgrind --trace-children=yes "
+	    "--toggle-collect=clk_setup --collect-atstart=yes "
+	    "--callgrind-out-file=%s/cg%d/cg.%%p %s --child %s %d "
+	    ">/dev/null 2>&1 || echo x >%s/cg%d/failed)",
+	    env, base, k, self, trace, n, base, k);
 }
 
-/* Instructions per call: the difference of 1,200 calls and 200. */
-static double
-instr_per_call(const char *self, const char *base, const char *env,
-               const char *trace)
+/* Instructions of every process (callgrind's totals summed over their
+ * files) of two runs of n calls made at the same time, so that the I/O
+ * threads' periodic wake-ups, which follow the wall clock, fall alike on
+ * both (trace1 NULL: the first alone); 0 when valgrind is missing or a
+ * run failed. */
+static void
+instructions2(const char *self, const char *base, const char *env0,
+              const char *trace0, const char *env1, const char *trace1, int n,
+              uint64_t out[2])
 {
-	uint64_t a = instructions(self, base, env, trace, 200);
-	uint64_t b = instructions(self, base, env, trace, 1200);
+	char a[1200], b[1200], cmd[2600], path[700];
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof path, "%s/cg%d", base, k);
+		mkdir(path, 0700);
+	}
+	cg_cmd(a, sizeof a, self, base, 0, env0, trace0, n);
+	if (trace1) {
+		cg_cmd(b, sizeof b, self, base, 1, env1, trace1, n);
+		snprintf(cmd, sizeof cmd, "%s & %s; wait", a, b);
+	} else {
+		snprintf(cmd, sizeof cmd, "%s", a);
+	}
+	int ok = system(cmd) == 0;
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof path, "%s/cg%d/failed", base, k);
+		ok = ok && access(path, F_OK) != 0;
+		snprintf(path, sizeof path, "%s/cg%d", base, k);
+		out[k] = bu_cg_dir(path, "cg.");
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	if (!ok)
+		out[0] = out[1] = 0;
+}
 
-	return a && b > a ? (double)(b - a) / 1000.0 : -1;
+/* Instructions per call of two configurations, each the difference of
+ * 200 + CG_CALLS calls and 200 (start-up and exit cancel). */
+static void
+instr_per_call2(const char *self, const char *base, const char *env0,
+                const char *trace0, const char *env1, const char *trace1,
+                double out[2])
+{
+	uint64_t a[2], b[2];
+	instructions2(self, base, env0, trace0, env1, trace1, 200, a);
+	instructions2(self, base, env0, trace0, env1, trace1, 200 + CG_CALLS,
+	              b);
+	for (int k = 0; k < 2; k++)
+		out[k] =
+		    a[k] && b[k] > a[k] ? (double)(b[k] - a[k]) / CG_CALLS : -1;
 }
 
 int
@@ -268,6 +515,8 @@ main(int argc, char **argv)
 	    (!strcmp(argv[1], "--child") || !strcmp(argv[1], "--timed")))
 		return child(argc, argv, argv[2], atoi(argv[3]),
 		             !strcmp(argv[1], "--timed"));
+	if (argc >= 5 && !strcmp(argv[1], "--serve"))
+		return serve(argc, argv, argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc > 1 && !strcmp(argv[1], "--dwork-worker")) {
 		dw_init(&argc, &argv); /* a worker: never returns */
 		return 1;
@@ -285,42 +534,81 @@ main(int argc, char **argv)
 	const char *q = getenv("BENCH_QUICK");
 	int quick = q && *q && strcmp(q, "0");
 	int calls = quick ? CALLS / 10 : CALLS;
-	/* pinned: interleaved off/on pairs, the median of their ratios and
-	 * of their added time (per-call medians, which a preempted stretch
-	 * of calls cannot move); unpinned beside it, best of 3 each */
-	int pairs = quick ? 5 : PAIRS;
-	double ratio[PAIRS], added[PAIRS], added_tot[PAIRS], onv[PAIRS],
-	    offv[PAIRS];
-	double uoff = 1e30, uon = 1e30, ev = 1e30;
+	/* pinned: an untraced and a traced cluster alive at once on one
+	 * CPU, blocks of calls alternating between them (the order of each
+	 * pair alternating too), so that a pair's two blocks meet the same
+	 * machine within milliseconds; each block in CPU time of both its
+	 * processes (another process's time on the CPU is not counted);
+	 * the median of the pairs' ratios and differences */
+	int block = quick ? BLOCK / 2 : BLOCK;
+	int pairs = quick ? PAIRS / 10 : PAIRS;
+	double ratio[PAIRS], wratio[PAIRS], added[PAIRS], added_w[PAIRS],
+	    onv[PAIRS], offv[PAIRS], onw[PAIRS], offw[PAIRS];
+	double uoff = 1e30, uon = 1e30, ev = 1e30, alone[PAIRS];
+	int nalone = 0;
+	struct srv s_off, s_on;
+	double load0 = load_avg();
+	if (srv_start(&s_off, self, "0", 1) != 0 ||
+	    srv_start(&s_on, self, dir, 1) != 0)
+		return 1;
+	srv_block(&s_off, block, &offw[0], &offv[0]); /* warm both up */
+	srv_block(&s_on, block, &onw[0], &onv[0]);
 	for (int r = 0; r < pairs; r++) {
-		offv[r] = run_pinned(self, "0", calls);
-		double moff = last_median_ns;
-		onv[r] = run_pinned(self, dir, calls);
-		double mon = last_median_ns;
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		ratio[r] = onv[r] / offv[r];
-		added[r] = mon - moff;
-		added_tot[r] = (onv[r] - offv[r]) / calls * 1e9;
-		if (r < 3) {
-			double v = run(self, "0", calls);
-			uoff = v < uoff ? v : uoff;
-			v = run(self, dir, calls);
-			uon = v < uon ? v : uon;
-			nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-			v = run_pinned(self, dir, -1);
-			ev = v < ev ? v : ev;
-			nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		for (int j = 0; j < 2; j++) {
+			if ((j == 0) == (r % 2 == 0))
+				srv_block(&s_off, block, &offw[r], &offv[r]);
+			else
+				srv_block(&s_on, block, &onw[r], &onv[r]);
 		}
+		ratio[r] = onv[r] / offv[r];
+		wratio[r] = onw[r] / offw[r];
+		added[r] = onv[r] - offv[r];
+		added_w[r] = onw[r] - offw[r];
+		/* both blocks ran alone on the CPU: wall within 5% of CPU */
+		if (onw[r] < 1.05 * onv[r] && offw[r] < 1.05 * offv[r])
+			alone[nalone++] = added[r];
+		if (getenv("BENCH_BLOCKS"))
+			fprintf(stderr, "block %d off %.0f %.0f on %.0f %.0f\n",
+			        r, offv[r], offw[r], onv[r], onw[r]);
 	}
-	double m = median(ratio, pairs);
-	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU, median of %d "
-	       "interleaved pairs, spread %.3f-%.3f)\n",
-	       m, pairs, ratio[0], ratio[pairs - 1]);
-	printf("bench: trace.rpc_overhead_ratio.on_us_per_call = %.2f us\n",
-	       median(onv, pairs) / calls * 1e6);
-	printf("bench: trace.rpc_overhead_ratio.off_us_per_call = %.2f us\n",
-	       median(offv, pairs) / calls * 1e6);
+	srv_stop(&s_off);
+	srv_stop(&s_on);
+	double load1 = load_avg();
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	for (int r = 0; r < 3; r++) {
+		double v = run(self, "0", calls);
+		uoff = v < uoff ? v : uoff;
+		v = run(self, dir, calls);
+		uon = v < uon ? v : uon;
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		v = run_pinned(self, dir, -1);
+		ev = v < ev ? v : ev;
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	double m = median(ratio, pairs), clo, chi;
+	median_ci(ratio, pairs, &clo, &chi);
+	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU, CPU time of "
+	       "every thread of both processes, median of %d interleaved "
+	       "pairs of blocks of %d calls, an untraced and a traced cluster "
+	       "alive at once; 95%% interval of the median %.3f-%.3f, "
+	       "interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
+	       m, pairs, block, clo, chi, quantile(ratio, pairs, 0.25),
+	       quantile(ratio, pairs, 0.75), ratio[0], ratio[pairs - 1]);
+	printf("bench: trace.rpc_overhead_ratio.on_us_per_call = %.2f us (CPU; "
+	       "wall %.2f)\n",
+	       median(onv, pairs) / 1e3, median(onw, pairs) / 1e3);
+	printf("bench: trace.rpc_overhead_ratio.off_us_per_call = %.2f us "
+	       "(CPU; wall %.2f)\n",
+	       median(offv, pairs) / 1e3, median(offw, pairs) / 1e3);
 	printf("bench: trace.rpc_overhead_ratio.target = 1.05\n");
+	printf("bench: trace.rpc_load_avg = %.2f (1-minute load average when "
+	       "the pairs began; %.2f when they ended)\n",
+	       load0, load1);
+	double mw = median(wratio, pairs);
+	printf("bench: trace.rpc_overhead_ratio_wall = %.3f (the same blocks' "
+	       "wall times, interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
+	       mw, quantile(wratio, pairs, 0.25), quantile(wratio, pairs, 0.75),
+	       wratio[0], wratio[pairs - 1]);
 	printf("bench: trace.rpc_overhead_ratio_unpinned = %.3f (%.2f vs %.2f "
 	       "us a call, best of 3 each)\n",
 	       uon / uoff, uon / calls * 1e6, uoff / calls * 1e6);
@@ -333,12 +621,25 @@ main(int argc, char **argv)
 	printf("bench: trace.events_per_call_unpinned = %.2f records\n",
 	       (double)(r2 - r1) / 10000.0);
 	printf("bench: trace.events_per_call.target = 12.00 records\n");
-	printf("bench: trace.event_ns_in_cluster = %.2f ns\n", ev);
+	printf(
+	    "bench: trace.event_ns_in_cluster = %.2f ns (thread CPU time, "
+	    "best of 3 x 5 rounds of 1,000,000 in a traced master, pinned)\n",
+	    ev);
 	double bound = 1.5 * epc * ev, am = median(added, pairs);
-	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, median "
-	       "call on - off, median of the %d pairs, spread %.0f-%.0f; "
-	       "from the runs' totals %.0f ns)\n",
-	       am, pairs, added[0], added[pairs - 1], median(added_tot, pairs));
+	median_ci(added, pairs, &clo, &chi);
+	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, each "
+	       "pair's CPU time a call on - off, median of the %d pairs, 95%% "
+	       "interval of the median %.0f-%.0f, interquartile %.0f-%.0f, "
+	       "mean of the middle half %.0f; from wall times %.0f)\n",
+	       am, pairs, clo, chi, quantile(added, pairs, 0.25),
+	       quantile(added, pairs, 0.75), mid_mean(added, pairs),
+	       median(added_w, pairs));
+	if (nalone > 0)
+		printf(
+		    "bench: trace.rpc_added_ns_per_call_alone = %.0f ns (the "
+		    "median of the %d pairs whose two blocks had the CPU to "
+		    "themselves, wall within 5%% of CPU time)\n",
+		    median(alone, nalone), nalone);
 	printf("bench: trace.rpc_added_ns_per_call.target = %.0f ns (1.5 x "
 	       "events_per_call x event_ns, this run)\n",
 	       bound);
@@ -346,17 +647,20 @@ main(int argc, char **argv)
 	       "1)\n",
 	       am / bound);
 	if (!quick && system("valgrind --version >/dev/null 2>&1") == 0) {
-		double i_off = instr_per_call(self, base, "", "0");
-		double i_on = instr_per_call(self, base, "", dir);
-		double i_na =
-		    instr_per_call(self, base, "DWORK_ACCOUNT=0", "0");
-		double i_onna =
-		    instr_per_call(self, base, "DWORK_ACCOUNT=0", dir);
+		double io[2], ina[2];
+		instr_per_call2(self, base, "", "0", "", dir, io);
+		instr_per_call2(self, base, "DWORK_ACCOUNT=0", "0",
+		                "DWORK_ACCOUNT=0", dir, ina);
+		double i_off = io[0], i_on = io[1], i_na = ina[0],
+		       i_onna = ina[1];
 
 		/* one event's instructions in a traced process of the
 		 * cluster: 5,000,000 events less the same run without */
-		uint64_t e0 = instructions(self, base, "", dir, 0);
-		uint64_t e1 = instructions(self, base, "", dir, -1);
+		uint64_t e[2];
+		instructions2(self, base, "", dir, "", NULL, 0, e);
+		uint64_t e0 = e[0];
+		instructions2(self, base, "", dir, "", NULL, -1, e);
+		uint64_t e1 = e[0];
 		double i_ev = e0 && e1 > e0 ? (double)(e1 - e0) / 5e6 : -1;
 
 		if (i_off > 0 && i_on > 0 && i_na > 0 && i_onna > 0 &&

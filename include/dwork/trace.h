@@ -145,6 +145,15 @@ DW_API void dwt_state_pop(void);
  * two records it stands for. */
 DW_API void dwt_state_push_event(uint32_t state, uint32_t type, uint32_t value);
 DW_API void dwt_state_pop_event(uint32_t type, uint64_t value);
+/* The same at a time the caller has just read: tsc, an x86 time-stamp
+ * counter read (__rdtsc) on this thread after its previous record.  Used
+ * when the tracer's clock is the TSC (a caller that reads it anyway, as
+ * dwork's accounting does at a change of state, saves a second read);
+ * otherwise the tracer reads its own clock and tsc is ignored. */
+DW_API void dwt_state_push_event_tsc(uint64_t tsc, uint32_t state,
+                                     uint32_t type, uint32_t value);
+DW_API void dwt_state_pop_event_tsc(uint64_t tsc, uint32_t type,
+                                    uint64_t value);
 
 /* Communication flags: direction, and which of Paraver's two times this
  * record gives (logical: when the program asked; physical: when the bytes
@@ -230,6 +239,10 @@ DW_API extern int dwt_recording_; /* read only; nonzero while recording */
 #define dwt_state_pop()               DWT_IF_ON_(dwt_state_pop())
 #define dwt_state_push_event(s, t, v) DWT_IF_ON_(dwt_state_push_event(s, t, v))
 #define dwt_state_pop_event(t, v)     DWT_IF_ON_(dwt_state_pop_event(t, v))
+#define dwt_state_push_event_tsc(c, s, t, v)                                   \
+	DWT_IF_ON_(dwt_state_push_event_tsc(c, s, t, v))
+#define dwt_state_pop_event_tsc(c, t, v)                                       \
+	DWT_IF_ON_(dwt_state_pop_event_tsc(c, t, v))
 #define dwt_comm(f, pt, pth, tag, size, id)                                    \
 	DWT_IF_ON_(dwt_comm(f, pt, pth, tag, size, id))
 #define dwt_func_enter(a) DWT_IF_ON_(dwt_func_enter(a))

@@ -18,6 +18,7 @@
 #include "runtime/tls.h"
 
 void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+unsigned char conn_frame_tell[256];
 uint32_t conn_max_payload = WIRE_MAX_PAYLOAD;
 uint64_t conn_send_limit = FLOW_DEFAULT, conn_job_limit = FLOW_DEFAULT;
 
@@ -472,8 +473,7 @@ conn_send(struct conn *c, struct frame *f, int flags)
 		f->own = NULL;
 		return DW_ETOOBIG;
 	}
-	if (conn_frame_hook)
-		conn_frame_hook(1, f->head[4], f->left - WIRE_HDR);
+	conn_tell_frame(1, f->head[4], f->left - WIRE_HDR);
 	acct_frame(1, f->left - WIRE_HDR);
 	pthread_mutex_lock(&c->wlock);
 	int batch = c->hold || (flags & CONN_MORE);
@@ -625,8 +625,7 @@ conn_parse(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 			c->pgot = take;
 			break;
 		}
-		if (conn_frame_hook)
-			conn_frame_hook(0, h.type, h.payload);
+		conn_tell_frame(0, h.type, h.payload);
 		acct_frame(0, h.payload);
 		fn(arg, c, &h, p);
 		if (c->bad) {
@@ -661,8 +660,7 @@ conn_read_big(struct conn *c, conn_frame_fn fn, void *arg, char *why,
 	unsigned char *p = c->pay;
 	c->pay = NULL;
 	c->in_big = 0;
-	if (conn_frame_hook)
-		conn_frame_hook(0, c->h.type, c->h.payload);
+	conn_tell_frame(0, c->h.type, c->h.payload);
 	acct_frame(0, c->h.payload);
 	fn(arg, c, &c->h, p);
 	if (c->bad)

@@ -189,8 +189,17 @@ int conn_send_msg(struct conn *c, uint8_t type, uint64_t ref,
                   size_t blen);
 
 /* Tracing hook: told of every frame handed to the socket or received
- * (NULL when not tracing). */
+ * whose type is marked in conn_frame_tell (all zero when not tracing;
+ * the frames a communication record tells are not marked): one table
+ * read inline, so that a call's frames make no call to it. */
 extern void (*conn_frame_hook)(int sent, unsigned type, size_t bytes);
+extern unsigned char conn_frame_tell[256];
+static inline void
+conn_tell_frame(int sent, uint8_t type, size_t bytes)
+{
+	if (__builtin_expect(conn_frame_tell[type], 0))
+		conn_frame_hook(sent, type, bytes);
+}
 
 /* For a frame handler: the frame was malformed; reading stops and the
  * connection is dropped with this reason. */

@@ -120,29 +120,21 @@ rtr_labels(void)
 /* Frames that carry a call's or a request's message are told by its
  * communication record (tag and size), and flow-control credits tell
  * nothing of the program: neither gets per-frame events
- * (docs/tracing.md, "The records of one remote call"). */
-static int
-rtr_frame_told(unsigned type)
-{
-	switch (type) {
-	case WIRE_CALL:
-	case WIRE_RESULT:
-	case WIRE_DONE:
-	case WIRE_FETCH:
-	case WIRE_REQ:
-	case WIRE_ANSWER:
-	case WIRE_CREDIT:
-		return 1;
-	default:
-		return 0;
-	}
-}
+ * (docs/tracing.md, "The records of one remote call"); conn.c skips
+ * them before calling the hook. */
+#define RTR_TOLD_FRAMES                                                        \
+	(1u << WIRE_CALL | 1u << WIRE_RESULT | 1u << WIRE_DONE |               \
+	 1u << WIRE_FETCH | 1u << WIRE_REQ | 1u << WIRE_ANSWER |               \
+	 1u << WIRE_CREDIT)
+_Static_assert(WIRE_TYPE_MAX < 32, "a frame type's bit in RTR_TOLD_FRAMES");
 
 static void
-rtr_hook(int sent, unsigned type, size_t bytes)
+rtr_hook_on(void)
 {
-	if (!rtr_frame_told(type))
-		rtr_frame(sent, type, bytes);
+	conn_frame_hook = rtr_frame; /* set before any type is marked */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned t = 0; t < sizeof conn_frame_tell; t++)
+		conn_frame_tell[t] = t >= 32 || !(RTR_TOLD_FRAMES >> t & 1u);
 }
 
 /* ---- records ---- */
@@ -155,14 +147,6 @@ rtr_frame(int sent, unsigned type, size_t bytes)
 	uint32_t t[2] = {sent ? DW_EV_MSG_SENT : DW_EV_MSG_RECV, DW_EV_BYTES};
 	uint64_t v[2] = {type, bytes};
 	dwt_events(2, t, v);
-}
-
-void
-rtr_comm(unsigned flags, int peer, uint64_t call_id, int k, size_t bytes)
-{
-	if (rtr_on)
-		dwt_comm(flags, (uint32_t)(peer - 1), DWT_THREAD_ANY,
-		         (uint32_t)k, bytes, call_id * 4 + (uint64_t)(k & 3));
 }
 
 void
@@ -366,7 +350,7 @@ rtr_master_init(const dw_options *opts)
 	dwt_set_process_name("master");
 	rtr_write_marker();
 	rtr_labels();
-	conn_frame_hook = rtr_hook;
+	rtr_hook_on();
 	return DW_OK;
 }
 
@@ -490,14 +474,14 @@ rtr_worker_config(const unsigned char *p, size_t len, int id, char *why,
 	snprintf(pname, sizeof pname, "worker %d", id);
 	dwt_set_process_name(pname);
 	rtr_labels();
-	conn_frame_hook = rtr_hook;
+	rtr_hook_on();
 	return 0;
 }
 
 void
 rtr_end(void)
 {
-	conn_frame_hook = NULL;
+	memset(conn_frame_tell, 0, sizeof conn_frame_tell); /* hook kept */
 	if (rtr_user_based)
 		rtr_pop();
 	rtr_user_based = 0;

@@ -15,28 +15,20 @@
 ACCT_TLS uint32_t rtr_stack[RTR_STACK];
 ACCT_TLS int rtr_depth;
 
-/* The entry on top of this thread's mirror; 0 with the scope bit clear
- * and an impossible state when unknown (empty, or deeper than kept). */
-static uint32_t
-wait_top(void)
-{
-	if (rtr_depth <= 0 || rtr_depth > RTR_STACK)
-		return UINT32_MAX & ~RTR_SCOPE;
-	return rtr_stack[rtr_depth - 1] & ~(RTR_TRACED | RTR_CLASS);
-}
-
 int
 rtr_wait_begin_slow(uint32_t state, int kind)
 {
-	if (!RTR_TRACKING)
+	if (rtr_on)
+		return rtr_wait_begin_traced(state, kind);
+	if (!acct_on)
 		return 0;
 	if (kind == RTR_WAIT_SCOPE)
 		rtr_user_thread(); /* its Running base goes below */
-	uint32_t top = wait_top();
+	uint32_t top = rtr_wait_top();
 	if (kind == RTR_WAIT_PRIMITIVE &&
 	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
 		return 0; /* the enclosing call's state stands */
-	if (!rtr_on && rtr_depth > 0 && rtr_depth <= RTR_STACK &&
+	if (rtr_depth > 0 && rtr_depth <= RTR_STACK &&
 	    (rtr_stack[rtr_depth - 1] >> RTR_CLASS_SHIFT & 7u) ==
 	        acct_class_of(state))
 		return 0; /* accounting alone, a state of the class the

@@ -72,6 +72,21 @@ DW_API void(dwt_state_pop_event)(uint32_t type, uint64_t value)
 		rec_one(FMT_R_STATE_POP, type, type ? value : 0);
 }
 
+DW_API void(dwt_state_push_event_tsc)(uint64_t tsc, uint32_t state,
+                                      uint32_t type, uint32_t value)
+{
+	if (API_ON())
+		rec_one_at(tsc, FMT_R_STATE_PUSH, state,
+		           type ? (uint64_t)type << 32 | value : 0);
+}
+
+DW_API void(dwt_state_pop_event_tsc)(uint64_t tsc, uint32_t type,
+                                     uint64_t value)
+{
+	if (API_ON())
+		rec_one_at(tsc, FMT_R_STATE_POP, type, type ? value : 0);
+}
+
 DW_API void(dwt_comm)(unsigned flags, uint32_t partner_task,
                       uint32_t partner_thread, uint32_t tag, uint64_t size,
                       uint64_t id)

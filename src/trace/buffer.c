@@ -483,3 +483,26 @@ rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
 	if (buf_slow(&t, &now, 2 * FMT_REC_SIZE))
 		rec_store_two(t, now, kind, a, b, w1, a1, b1);
 }
+
+void
+rec_one_clk(uint32_t kind, uint32_t a, uint64_t b)
+{
+	struct buf *t = trc_self;
+	uint64_t now = clk_ticks();
+	if (rec_likely(t != NULL) && rec_fits(t, now, FMT_REC_SIZE))
+		rec_store_one(t, now, kind, a, b);
+	else
+		rec_one_slow(kind, a, b, now);
+}
+
+void
+rec_two_clk(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
+            uint64_t b1)
+{
+	struct buf *t = trc_self;
+	uint64_t now = clk_ticks();
+	if (rec_likely(t != NULL) && rec_fits(t, now, 2 * FMT_REC_SIZE))
+		rec_store_two(t, now, kind, a, b, w1, a1, b1);
+	else
+		rec_two_slow(kind, a, b, w1, a1, b1, now);
+}

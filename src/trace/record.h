@@ -68,10 +68,25 @@ rec_done(struct buf *t, unsigned char *next, uint64_t now)
 }
 
 /* The slow paths store the whole record themselves, so that the fast path
- * needs no stack frame. */
+ * needs no stack frame; the _clk ones read the clock source themselves
+ * (no TSC), so that every way out of the fast path is a tail call and
+ * the arguments never need keeping across a call. */
 void rec_one_slow(uint32_t kind, uint32_t a, uint64_t b, uint64_t now);
 void rec_two_slow(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1,
                   uint32_t a1, uint64_t b1, uint64_t now);
+void rec_one_clk(uint32_t kind, uint32_t a, uint64_t b);
+void rec_two_clk(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1,
+                 uint32_t a1, uint64_t b1);
+
+/* The TSC read inline when it is the clock: 0 and no read otherwise
+ * (the caller then goes to a _clk path). */
+#if defined(__x86_64__) || defined(__i386__)
+#define REC_TSC() rec_likely(clk_use_tsc)
+#define REC_NOW() __builtin_ia32_rdtsc()
+#else
+#define REC_TSC() 0
+#define REC_NOW() 0
+#endif
 
 static inline int
 rec_fits(struct buf *t, uint64_t now, unsigned need)
@@ -86,8 +101,9 @@ rec_store_one(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
               uint64_t b)
 {
 	unsigned char *p = t->pos;
+	uint32_t delta = (uint32_t)(now - t->last); /* before the stores */
 	rec_payload(p, a, b);
-	rec_commit(p, kind, (uint32_t)(now - t->last));
+	rec_commit(p, kind, delta);
 	rec_done(t, p + FMT_REC_SIZE, now);
 }
 
@@ -98,31 +114,56 @@ rec_store_two(struct buf *t, uint64_t now, uint32_t kind, uint32_t a,
               uint64_t b, uint32_t w1, uint32_t a1, uint64_t b1)
 {
 	unsigned char *p = t->pos;
+	uint32_t delta = (uint32_t)(now - t->last); /* before the stores */
 	uint32_t cont = (uint32_t)FMT_R_CONT << FMT_KIND_SHIFT | w1;
 	memcpy(p + 16, &cont, 4);
 	rec_payload(p + 16, a1, b1);
 	rec_payload(p, a, b);
-	rec_commit(p, kind, (uint32_t)(now - t->last));
+	rec_commit(p, kind, delta);
 	rec_done(t, p + 2 * FMT_REC_SIZE, now);
 }
 
 static inline void
 rec_one(uint32_t kind, uint32_t a, uint64_t b)
 {
+	if (!REC_TSC()) {
+		rec_one_clk(kind, a, b);
+		return;
+	}
 	struct buf *t = trc_self;
-	uint64_t now = clk_ticks();
+	uint64_t now = REC_NOW();
 	if (rec_likely(t != NULL) && rec_fits(t, now, FMT_REC_SIZE))
 		rec_store_one(t, now, kind, a, b);
 	else
 		rec_one_slow(kind, a, b, now);
 }
 
+/* rec_one at a TSC value the caller read (its own clock when the TSC is
+ * not the tracer's). */
+static inline void
+rec_one_at(uint64_t tsc, uint32_t kind, uint32_t a, uint64_t b)
+{
+	if (!REC_TSC()) {
+		rec_one_clk(kind, a, b);
+		return;
+	}
+	struct buf *t = trc_self;
+	if (rec_likely(t != NULL) && rec_fits(t, tsc, FMT_REC_SIZE))
+		rec_store_one(t, tsc, kind, a, b);
+	else
+		rec_one_slow(kind, a, b, tsc);
+}
+
 static inline void
 rec_two(uint32_t kind, uint32_t a, uint64_t b, uint32_t w1, uint32_t a1,
         uint64_t b1)
 {
+	if (!REC_TSC()) {
+		rec_two_clk(kind, a, b, w1, a1, b1);
+		return;
+	}
 	struct buf *t = trc_self;
-	uint64_t now = clk_ticks();
+	uint64_t now = REC_NOW();
 	if (rec_likely(t != NULL) && rec_fits(t, now, 2 * FMT_REC_SIZE))
 		rec_store_two(t, now, kind, a, b, w1, a1, b1);
 	else
