@@ -22,10 +22,12 @@
 ACCT_TLS uint32_t acct_batch, acct_skip;
 
 /* The thread's figures of its items: the start of the timed one, the
- * mean ticks of the gap between two items (0: none measured yet), the
- * end of the last timed item when the next starts with a read (0: it
- * does not), whether the timed one's gap before it was measured. */
-static ACCT_TLS uint64_t item_t0, mean_gap, prev_end;
+ * mean ticks of a timed item and of the gap between two items (0: none
+ * measured yet) and of what timing adds to a span between two reads
+ * (below), the end of the last timed item when the next starts with a
+ * read (0: it does not), whether the timed one's gap before it was
+ * measured. */
+static ACCT_TLS uint64_t item_t0, mean_item, mean_gap, mean_read, prev_end;
 static ACCT_TLS int gap_taken;
 /* the items the mixed burst may hold (its untimed items: skip0 less
  * acct_skip) */
@@ -33,7 +35,6 @@ static ACCT_TLS uint32_t skip0, rnd = 2463534242u;
 
 static uint64_t sample_ns = 16000; /* DWORK_ACCOUNT_SAMPLE_US */
 static uint64_t sample_ticks;      /* its ticks, once known */
-static uint64_t read_ticks;        /* what one read of the clock takes */
 
 static void __attribute__((constructor)) batch_init_env(void)
 {
@@ -49,20 +50,6 @@ ema(uint64_t v, uint64_t x, int sh)
 	return x >= v ? v + ((x - v) >> sh) : v - ((v - x) >> sh);
 }
 
-/* A measured gap holds about one read of the clock more than an untimed
- * one: the least of a few back-to-back reads' differences. */
-static uint64_t
-read_cost(void)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 16; i++) {
-		uint64_t a = batch_ticks(), b = batch_ticks();
-		if (b > a && b - a < best)
-			best = b - a;
-	}
-	return best == UINT64_MAX ? 0 : best;
-}
-
 uint32_t
 acct_batch_begin(int depth)
 {
@@ -75,7 +62,6 @@ acct_batch_begin(int depth)
 		if (!t)
 			return outer; /* the process is too young for the rate
 			               */
-		__atomic_store_n(&read_ticks, read_cost(), __ATOMIC_RELAXED);
 		__atomic_store_n(&sample_ticks, t, __ATOMIC_RELAXED);
 	}
 	acct_batch = (uint32_t)depth + 1;
@@ -104,9 +90,7 @@ acct_item_begin(void)
 	/* the gap before it, timed at both ends */
 	gap_taken = prev_end && item_t0 > prev_end;
 	if (gap_taken) {
-		uint64_t g = item_t0 - prev_end,
-		         r = __atomic_load_n(&read_ticks, __ATOMIC_RELAXED);
-		g = g > r ? g - r : 0;
+		uint64_t g = item_t0 - prev_end;
 		mean_gap = mean_gap ? ema(mean_gap, g, 2) : g;
 	}
 	prev_end = 0;
@@ -142,8 +126,9 @@ acct_item_end(uint32_t below)
 		acct_switch(below);
 		return;
 	}
-	uint64_t now = batch_ticks(), d = now - s->since;
-	uint32_t skip = gap_taken ? next_skip(now - item_t0) : 0;
+	uint64_t now = batch_ticks(), d = now - s->since, item = now - item_t0;
+	uint32_t skip = gap_taken ? next_skip(item) : 0;
+	mean_item = mean_item ? ema(mean_item, item, 2) : item;
 	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
 	uint32_t q = s->seq + 1;
 	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
@@ -158,20 +143,49 @@ acct_item_end(uint32_t below)
 	prev_end = skip ? 0 : now;
 }
 
+/* What timing adds to a span between two reads (the reads themselves,
+ * partly inside it): one mixed burst of n items, n + 1 gaps, one such
+ * addition, against the timed item and gap that have one each. */
+static void
+learn_read(uint64_t n, uint64_t span)
+{
+	uint64_t raw = n * mean_item + (n + 1) * mean_gap;
+	uint64_t r = raw > span ? (raw - span) / (2 * n) : 0;
+	uint64_t top = mean_item < mean_gap ? mean_item : mean_gap;
+	mean_read = ema(mean_read, r < top ? r : top, 3);
+}
+
 /*
  * A mixed burst of span ticks ends (account.c, under the sequence
- * counter): skip0 - acct_skip untimed items ran in it, and one more gap
- * than items.  The gaps are the runtime's own steps, alike each time, so
- * they are what is estimated (from the pairs of timed items); the rest
- * is useful, however long the items took (one that ran far longer than
- * those timed is still counted whole; a gap that was preempted counts
- * as useful too).
+ * counter): n = skip0 - acct_skip untimed items ran in it, and one more
+ * gap than items.  The gaps are the runtime's own steps, alike each
+ * time, so they are what is estimated (from the pairs of timed items,
+ * less what timing added to them), and the rest is useful: the items'
+ * own differences in length go where they belong.  A burst over twice
+ * as long as its items and gaps would take at their means was most
+ * likely preempted (a thread that shares its CPU), and the gap estimate
+ * would give all that wait to the items: such a burst is split as its
+ * items and gaps would share it, as a timed thread's preemption falls
+ * on whatever it was in.
  */
 uint64_t
 acct_mixed_useful(uint64_t span)
 {
-	uint64_t gaps = ((uint64_t)(skip0 - acct_skip) + 1) * mean_gap;
+	uint64_t n = skip0 - acct_skip;
 	acct_skip = skip0 = 0;
 	prev_end = 0;
+	if (!mean_item || !mean_gap)
+		return 0;
+	int outlier = span > 2 * (n * mean_item + (n + 1) * mean_gap);
+	if (n && !outlier)
+		learn_read(n, span);
+	uint64_t r = mean_read; /* under both means, which move */
+	r = r < mean_item ? r : mean_item;
+	r = r < mean_gap ? r : mean_gap;
+	uint64_t items = n * (mean_item - r),
+	         gaps = (n + 1) * (mean_gap - r) + r;
+	if (outlier)
+		return (uint64_t)((double)span * (double)items /
+		                  (double)(items + gaps));
 	return span > gaps ? span - gaps : 0;
 }
