@@ -11,7 +11,7 @@
 
 #include "runtime/live.h"
 
-#define BATCH_KMAX 64 /* items a timed pair stands for, at most */
+#define BATCH_KMAX 128 /* items a timed pair stands for, at most */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define batch_ticks() __rdtsc()
