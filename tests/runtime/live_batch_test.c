@@ -11,10 +11,12 @@
  *
  *  - calls served: exactly the items run;
  *  - useful: the items' time, between the sum of their insides and the
- *    sum of their outsides, within 1% and 1 ms, and more by what gaps
- *    ran over twice the median gap (a gap preempted by the load is
- *    counted as useful when it falls between untimed items: the gaps
- *    are what is estimated, docs/runtime.md);
+ *    sum of their outsides, within 1% and 1 ms and the gaps' distance
+ *    from their median (the gaps are what is estimated, docs/runtime.md:
+ *    a gap the load stretches counts as useful when it falls between
+ *    untimed items, and a stretched pair's gap shortens the others;
+ *    quiet, that distance is under a millisecond, and without the gaps'
+ *    estimate useful would be 20 ms more);
  *  - useful and runtime together: the time of the batches.
  */
 #include <pthread.h>
@@ -155,16 +157,15 @@ main(int argc, char **argv)
 			served += after->fn[i].served;
 
 	qsort(gaps, (size_t)ngaps, sizeof gaps[0], cmp_u64);
-	uint64_t med = gaps[ngaps / 2], over = 0;
+	uint64_t med = gaps[ngaps / 2], dev = 0;
 	for (int i = 0; i < ngaps; i++)
-		if (gaps[i] > 2 * med)
-			over += gaps[i] - 2 * med;
+		dev += gaps[i] > med ? gaps[i] - med : med - gaps[i];
 	uint64_t tol = in_lo / 100 + 1000000u;
 	printf("served %llu of %d; untimed items %d; useful %.3f ms (items "
-	       "%.3f-%.3f ms, gaps over twice the median %.3f ms); runtime "
-	       "%.3f ms; batches %.3f ms; clock %s\n",
+	       "%.3f-%.3f ms, the gaps' distance from their median %.3f ms); "
+	       "runtime %.3f ms; batches %.3f ms; clock %s\n",
 	       (unsigned long long)served, BATCHES * ITEMS, untimed,
-	       got[ACCT_USEFUL] / 1e6, in_lo / 1e6, in_hi / 1e6, over / 1e6,
+	       got[ACCT_USEFUL] / 1e6, in_lo / 1e6, in_hi / 1e6, dev / 1e6,
 	       got[ACCT_RUNTIME] / 1e6, span / 1e6,
 	       cls_seen == ACCT_CLS_UNKNOWN ? "fallback" : "TSC");
 	CHECK_EQ_U64(served, BATCHES * ITEMS);
@@ -172,11 +173,12 @@ main(int argc, char **argv)
 		CHECK(untimed > BATCHES * ITEMS / 2);
 	else /* every item timed: asked, or the fallback clock */
 		CHECK(untimed == 0);
-	CHECK(got[ACCT_USEFUL] + tol >= in_lo);
-	CHECK(got[ACCT_USEFUL] <= in_hi + over + tol);
-	/* every ns of the batches is in one of the two classes */
+	CHECK(got[ACCT_USEFUL] + tol + dev >= in_lo);
+	CHECK(got[ACCT_USEFUL] <= in_hi + tol + dev);
+	/* every ns of the batches is in one of the two classes (to the
+	 * TSC's rate as measured) */
 	uint64_t both = got[ACCT_USEFUL] + got[ACCT_RUNTIME];
-	CHECK(both <= span && both + 1000000u >= span);
+	CHECK(both <= span + 1000000u && both + 1000000u >= span);
 	acct_snap_free(before);
 	acct_snap_free(after);
 	free(before);
