@@ -81,6 +81,15 @@ acct_rate(uint64_t ticks, uint64_t ns)
 	return (double)(ns - acct_t0) / (double)(ticks - acct_tsc0);
 }
 
+uint64_t
+acct_ns_ticks(uint64_t ns)
+{
+	uint64_t now = acct_ticks(), now_ns = acct_now();
+	if (!acct_tsc || now_ns < acct_t0 + 20000000u) /* rate not known */
+		return 0;
+	return (uint64_t)((double)ns / acct_rate(now, now_ns));
+}
+
 static int
 acct_tsc_trusted(void)
 {
@@ -197,8 +206,15 @@ acct_account(struct acct_slot *s, uint64_t now, uint32_t cls)
 	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	uint32_t old = s->cls;
-	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
-	                 __ATOMIC_RELAXED);
+	uint64_t d = now - s->since;
+	if (old == ACCT_CLS_MIXED) {
+		uint64_t u = acct_mixed_useful(d);
+		__atomic_store_n(&s->ns[ACCT_USEFUL], s->ns[ACCT_USEFUL] + u,
+		                 __ATOMIC_RELAXED);
+		d -= u;
+		old = s->base;
+	}
+	__atomic_store_n(&s->ns[old], s->ns[old] + d, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
@@ -336,12 +352,13 @@ static void
 acct_read_slot(struct acct_slot *s, uint64_t now, double rate,
                struct acct_thr *t)
 {
-	uint32_t a, b;
+	uint32_t a, b, cls, base;
 	uint64_t since;
 	do {
 		a = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 		t->role = (uint8_t)__atomic_load_n(&s->role, __ATOMIC_RELAXED);
-		t->cls = (uint8_t)__atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+		cls = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+		base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
 		t->fn = __atomic_load_n(&s->fn, __ATOMIC_RELAXED);
 		since = __atomic_load_n(&s->since, __ATOMIC_RELAXED);
 		for (int k = 0; k < ACCT_NCLASS; k++)
@@ -349,8 +366,13 @@ acct_read_slot(struct acct_slot *s, uint64_t now, double rate,
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		b = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
 	} while ((a & 1) || a != b);
-	if (t->cls < ACCT_NCLASS && now > since)
-		t->ns[t->cls] += now - since; /* the burst it is in */
+	if (cls < ACCT_NCLASS && now > since)
+		t->ns[cls] += now - since; /* the burst it is in */
+	/* a batch's mixed burst is split when it ends (acctbatch.c); its
+	 * thread is in an item while it shows one */
+	if (cls == ACCT_CLS_MIXED)
+		cls = t->fn ? ACCT_USEFUL : base;
+	t->cls = (uint8_t)(cls > ACCT_NCLASS ? ACCT_NCLASS : cls);
 	for (int k = 0; k < ACCT_NCLASS; k++)
 		t->ns[k] = (uint64_t)((double)t->ns[k] * rate);
 	if (t->cls != ACCT_USEFUL)

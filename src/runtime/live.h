@@ -92,6 +92,7 @@ struct acct_slot {
 	uint32_t role; /* enum acct_role */
 	uint32_t free; /* its thread ended: another may take it */
 	uint32_t fseq; /* odd while it moves its calls into the table */
+	uint32_t base; /* cls ACCT_CLS_MIXED: the class between its items */
 	uint64_t since;
 	uint64_t ns[ACCT_NCLASS + 1]; /* [ACCT_NCLASS]: outside, not sent */
 	uint64_t bytes[2];            /* frame payload: received, sent */
@@ -107,6 +108,9 @@ struct acct_slot {
  * while it has no slot or the TSC is not its clock, so that the inline
  * switch below is taken only when it has both. */
 #define ACCT_CLS_UNKNOWN 0xffu
+/* In a batch whose items run untimed (below): since the last clock read
+ * the thread ran untimed items between stretches of its base class. */
+#define ACCT_CLS_MIXED 0xfeu
 extern ACCT_TLS struct acct_slot *acct_me;
 extern ACCT_TLS uint32_t acct_cls_now;
 void acct_switch_slow(uint32_t cls);
@@ -147,11 +151,42 @@ acct_switch(uint32_t cls)
 	uint32_t old = acct_cls_now;
 	if (__builtin_expect(cls == old, 1))
 		return;
-	if (__builtin_expect(old != ACCT_CLS_UNKNOWN, 1))
+	if (__builtin_expect(old <= ACCT_NCLASS, 1))
 		acct_switch_fast(old, cls);
-	else
+	else /* no slot yet, the fallback clock, or a mixed burst to split */
 		acct_switch_slow(cls);
 }
+
+/*
+ * Batches (pmap, dw_for: one function over many items, docs/runtime.md
+ * "What an item of a batch costs").  Timing an item takes two clock
+ * reads; where items are short that is most of what the accounting
+ * costs, so a batch of short items times only some of them, picked at
+ * random, about one per DWORK_ACCOUNT_SAMPLE_US of item time (16 us;
+ * 0: every item).  Between two reads the untimed items and the gaps
+ * between them form one mixed burst: the gaps (the runtime's own work
+ * between items, the same each time) are estimated from the timed ones
+ * and the rest of the burst is useful.  Items are still counted one by
+ * one (calls served, the function shown).
+ *
+ * acct_batch: the mirror depth + 1 at which the items of the thread's
+ * batch run (0: not in one); acct_skip: the items to run untimed before
+ * the next timed one (only while the thread is in a mixed burst).
+ */
+extern ACCT_TLS uint32_t acct_batch, acct_skip;
+/* A timed item has started (after its switch to Running) / ends, the
+ * thread returning to class below: its switch, the next items' choice. */
+void acct_item_begin(void);
+void acct_item_end(uint32_t below);
+/* The batch carrier starts (at mirror depth depth, accounting alone) /
+ * ends: the mixed burst it is in is split; returns / takes the outer
+ * batch's acct_batch. */
+uint32_t acct_batch_begin(int depth);
+void acct_batch_end(uint32_t outer);
+/* The useful part of a mixed burst of span ticks that ends (acctbatch.c,
+ * for account.c's switch); ns as ticks of the TSC (0: rate not known). */
+uint64_t acct_mixed_useful(uint64_t span);
+uint64_t acct_ns_ticks(uint64_t ns);
 
 /*
  * The hot path (rtrace.h calls these at the state changes and events

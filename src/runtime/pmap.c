@@ -107,8 +107,10 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 	o += 4;
 	struct obuf out = {0};
 	int full = 0;
+	uint32_t outer = rtr_batch_begin(); /* its items' accounting */
 	for (uint32_t i = 0; i < count; i++) {
 		if (o + 12 > len || wire_get_u32(p + o + 8) > len - o - 12) {
+			rtr_batch_end(outer);
 			free(out.p);
 			return dw_reply_error(r, "malformed pmap batch");
 		}
@@ -116,11 +118,13 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 		if (pmap_item(&out, name, nl, p + o + 12, il,
 		              wire_get_u64(p + o), i == 0,
 		              8u * (uint64_t)(count - i - 1), &full)) {
+			rtr_batch_end(outer);
 			free(out.p);
 			return dw_reply_error(r, "out of memory");
 		}
 		o += 12 + il;
 	}
+	rtr_batch_end(outer);
 	return dw_reply_take(r, out.p ? out.p : malloc(1), out.n);
 }
 

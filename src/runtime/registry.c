@@ -263,7 +263,8 @@ call_run(const struct wire_call *c, dw_reply *r)
 	uint32_t id = carrier ? 0 : call_fn_id(c->name, c->name_len);
 	/* the state and the function's name in one record each way */
 	uint32_t ev = id ? DW_EV_FUNCTION : 0;
-	rtr_push_ev(carrier ? DWT_STATE_OVERHEAD : DWT_STATE_RUNNING, ev, id);
+	int how = rtr_run_begin(
+	    carrier ? DWT_STATE_OVERHEAD : DWT_STATE_RUNNING, ev, id);
 	const char *oname = call_name;
 	size_t olen = call_name_len;
 	if (!carrier)
@@ -271,7 +272,7 @@ call_run(const struct wire_call *c, dw_reply *r)
 	int rc = fn(c->arg, c->arg_len, r);
 	call_name = oname, call_name_len = olen;
 	reply_release(r);
-	rtr_pop_ev(ev, 0);
+	rtr_run_end(how, ev);
 	if (rc != 0 && !r->err[0])
 		snprintf(r->err, sizeof r->err, "function '%.*s' failed (%d)",
 		         (int)c->name_len, c->name, rc);

@@ -217,6 +217,68 @@ rtr_pop(void)
 }
 
 /*
+ * A function's run (call_run): rtr_push_ev(state, type, value) and, at
+ * its end, rtr_pop_ev(type, 0), but an item of a batch (live.h, "Batches")
+ * is timed (1) or runs untimed (2): its mirror entry and its count only.
+ */
+RTR_INLINE int
+rtr_run_begin(uint32_t state, uint32_t type, uint32_t value)
+{
+	int d = rtr_depth;
+	if (__builtin_expect(acct_batch != (uint32_t)d + 1, 1) ||
+	    state != DWT_STATE_RUNNING) {
+		rtr_push_ev(state, type, value);
+		return 0;
+	}
+	if (acct_skip) {
+		if (d < RTR_STACK)
+			rtr_stack[d] = state | ACCT_USEFUL << RTR_CLASS_SHIFT;
+		rtr_depth = d + 1;
+		if (type)
+			rtr_acct_event(type, value);
+		acct_skip--;
+		return 2;
+	}
+	rtr_push_ev(state, type, value);
+	acct_item_begin();
+	return 1;
+}
+
+RTR_INLINE void
+rtr_run_end(int how, uint32_t type)
+{
+	if (__builtin_expect(how == 0, 1)) {
+		rtr_pop_ev(type, 0);
+		return;
+	}
+	int d = --rtr_depth; /* the carrier's entry is below */
+	if (type)
+		rtr_acct_event(type, 0);
+	if (how == 2 && acct_cls_now == ACCT_CLS_MIXED)
+		return; /* untimed, and nothing switched inside it */
+	uint32_t below = (unsigned)(d - 1) < RTR_STACK
+	                     ? rtr_stack[d - 1] >> RTR_CLASS_SHIFT & 7u
+	                     : ACCT_NCLASS;
+	if (how == 1)
+		acct_item_end(below);
+	else
+		acct_switch(below);
+}
+
+/* A batch carrier (pmap.c) runs its items. */
+static inline uint32_t
+rtr_batch_begin(void)
+{
+	return !rtr_on && acct_on ? acct_batch_begin(rtr_depth) : acct_batch;
+}
+static inline void
+rtr_batch_end(uint32_t outer)
+{
+	if (acct_batch != outer)
+		acct_batch_end(outer);
+}
+
+/*
  * Wait scopes (wait.c, docs/tracing.md "How waits are recorded").  Every
  * public blocking call opens one at its top:
  *

@@ -1,0 +1,191 @@
+/*
+ * The accounting of a batch's items (live.h, "Batches"; docs/runtime.md,
+ * "What an item of a batch costs").  Only the thread itself writes its
+ * slot; the class times change under the slot's sequence counter as in
+ * account.c, and only grow: a reader adds nothing for a mixed burst in
+ * progress (it would not know how to split it), and its end adds each
+ * part to its class.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "runtime/live.h"
+
+#define BATCH_KMAX 128 /* items a timed pair stands for, at most */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define batch_ticks() __rdtsc()
+#else
+#define batch_ticks() acct_now() /* unused: no batch without the TSC */
+#endif
+
+ACCT_TLS uint32_t acct_batch, acct_skip;
+
+/* The thread's figures of its items: the start of the timed one, the
+ * mean ticks of a timed item and of the gap between two items (0: none
+ * measured yet) and of what timing adds to a span between two reads
+ * (below), the end of the last timed item when the next starts with a
+ * read (0: it does not), whether the timed one's gap before it was
+ * measured. */
+static ACCT_TLS uint64_t item_t0, mean_item, mean_gap, mean_read, prev_end;
+static ACCT_TLS int gap_taken;
+/* the items the mixed burst may hold (its untimed items: skip0 less
+ * acct_skip) */
+static ACCT_TLS uint32_t skip0, rnd = 2463534242u;
+
+static uint64_t sample_ns = 16000; /* DWORK_ACCOUNT_SAMPLE_US */
+static uint64_t sample_ticks;      /* its ticks, once known */
+
+static void __attribute__((constructor)) batch_init_env(void)
+{
+	const char *us = getenv("DWORK_ACCOUNT_SAMPLE_US");
+	if (us && *us)
+		sample_ns = strtoull(us, NULL, 10) * 1000u;
+}
+
+/* v moves 1/2^sh of the way to x (an exponential mean). */
+static uint64_t
+ema(uint64_t v, uint64_t x, int sh)
+{
+	return x >= v ? v + ((x - v) >> sh) : v - ((v - x) >> sh);
+}
+
+uint32_t
+acct_batch_begin(int depth)
+{
+	uint32_t outer = acct_batch;
+	/* the TSC inline path (a slot, the TSC clock) in a plain class */
+	if (!sample_ns || acct_cls_now > ACCT_NCLASS)
+		return outer;
+	if (!__atomic_load_n(&sample_ticks, __ATOMIC_RELAXED)) {
+		uint64_t t = acct_ns_ticks(sample_ns);
+		if (!t)
+			return outer; /* the process is too young for the rate
+			               */
+		__atomic_store_n(&sample_ticks, t, __ATOMIC_RELAXED);
+	}
+	acct_batch = (uint32_t)depth + 1;
+	acct_skip = skip0 = 0;
+	prev_end = 0;
+	return outer;
+}
+
+void
+acct_batch_end(uint32_t outer)
+{
+	if (acct_cls_now == ACCT_CLS_MIXED && acct_me)
+		acct_switch_slow(acct_me->base);
+	acct_batch = outer;
+	acct_skip = skip0 = 0;
+	prev_end = 0;
+}
+
+void
+acct_item_begin(void)
+{
+	struct acct_slot *s = acct_me;
+	if (!s || acct_cls_now > ACCT_NCLASS)
+		return;
+	item_t0 = s->since;
+	/* the gap before it, timed at both ends */
+	gap_taken = prev_end && item_t0 > prev_end;
+	if (gap_taken) {
+		uint64_t g = item_t0 - prev_end;
+		mean_gap = mean_gap ? ema(mean_gap, g, 2) : g;
+	}
+	prev_end = 0;
+}
+
+/* Untimed items until the next timed one: about one timed pair per
+ * sample_ticks of item time, at random so that no pattern in the items'
+ * lengths lines up with the choice.  Timed items come in pairs, the gap
+ * between them measured: the estimate of the untimed ones' gaps. */
+static uint32_t
+next_skip(uint64_t item)
+{
+	uint64_t st = __atomic_load_n(&sample_ticks, __ATOMIC_RELAXED);
+	if (!gap_taken || !st || item >= st)
+		return 0;
+	uint64_t k = st / (item + 1);
+	if (k > BATCH_KMAX)
+		k = BATCH_KMAX;
+	if (k < 2)
+		return 0;
+	rnd ^= rnd << 13;
+	rnd ^= rnd >> 17;
+	rnd ^= rnd << 5;
+	return rnd % (uint32_t)(2 * k - 1); /* k - 1 on average */
+}
+
+void
+acct_item_end(uint32_t below)
+{
+	struct acct_slot *s = acct_me;
+	uint32_t old = acct_cls_now;
+	if (!s || old > ACCT_NCLASS) {
+		acct_switch(below);
+		return;
+	}
+	uint64_t now = batch_ticks(), d = now - s->since, item = now - item_t0;
+	uint32_t skip = gap_taken ? next_skip(item) : 0;
+	mean_item = mean_item ? ema(mean_item, item, 2) : item;
+	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->ns[old], s->ns[old] + d, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->base, below, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+	acct_cls_now = cls;
+	acct_skip = skip0 = skip;
+	prev_end = skip ? 0 : now;
+}
+
+/* What timing adds to a span between two reads (the reads themselves,
+ * partly inside it): one mixed burst of n items, n + 1 gaps, one such
+ * addition, against the timed item and gap that have one each. */
+static void
+learn_read(uint64_t n, uint64_t span)
+{
+	uint64_t raw = n * mean_item + (n + 1) * mean_gap;
+	uint64_t r = raw > span ? (raw - span) / (2 * n) : 0;
+	uint64_t top = mean_item < mean_gap ? mean_item : mean_gap;
+	mean_read = ema(mean_read, r < top ? r : top, 3);
+}
+
+/*
+ * A mixed burst of span ticks ends (account.c, under the sequence
+ * counter): n = skip0 - acct_skip untimed items ran in it, and one more
+ * gap than items.  The gaps are the runtime's own steps, alike each
+ * time, so they are what is estimated (from the pairs of timed items,
+ * less what timing added to them), and the rest is useful: the items'
+ * own differences in length go where they belong.  A burst over twice
+ * as long as its items and gaps would take at their means was most
+ * likely preempted (a thread that shares its CPU), and the gap estimate
+ * would give all that wait to the items: such a burst is split as its
+ * items and gaps would share it, as a timed thread's preemption falls
+ * on whatever it was in.
+ */
+uint64_t
+acct_mixed_useful(uint64_t span)
+{
+	uint64_t n = skip0 - acct_skip;
+	acct_skip = skip0 = 0;
+	prev_end = 0;
+	if (!mean_item || !mean_gap)
+		return 0;
+	int outlier = span > 2 * (n * mean_item + (n + 1) * mean_gap);
+	if (n && !outlier)
+		learn_read(n, span);
+	uint64_t r = mean_read; /* under both means, which move */
+	r = r < mean_item ? r : mean_item;
+	r = r < mean_gap ? r : mean_gap;
+	uint64_t items = n * (mean_item - r),
+	         gaps = (n + 1) * (mean_gap - r) + r;
+	if (outlier)
+		return (uint64_t)((double)span * (double)items /
+		                  (double)(items + gaps));
+	return span > gaps ? span - gaps : 0;
+}
