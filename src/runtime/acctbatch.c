@@ -6,6 +6,8 @@
  * progress (it would not know how to split it), and its end adds each
  * part to its class.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -36,11 +38,27 @@ static ACCT_TLS uint32_t skip0, rnd = 2463534242u;
 static uint64_t sample_ns = 16000; /* DWORK_ACCOUNT_SAMPLE_US */
 static uint64_t sample_ticks;      /* its ticks, once known */
 
+int64_t
+acct_sample_parse(const char *us)
+{
+	char *end;
+	if (!us || !*us)
+		return 16000;
+	if (!isdigit((unsigned char)us[0]))
+		return -1; /* strtoull would take "-5" as 2^64 - 5 */
+	errno = 0;
+	unsigned long long v = strtoull(us, &end, 10);
+	if (errno || *end || v > ACCT_SAMPLE_US_MAX)
+		return -1;
+	return (int64_t)v * 1000;
+}
+
+/* A value not valid keeps the default here; dw_init refuses it. */
 static void __attribute__((constructor)) batch_init_env(void)
 {
-	const char *us = getenv("DWORK_ACCOUNT_SAMPLE_US");
-	if (us && *us)
-		sample_ns = strtoull(us, NULL, 10) * 1000u;
+	int64_t ns = acct_sample_parse(getenv("DWORK_ACCOUNT_SAMPLE_US"));
+	if (ns >= 0)
+		sample_ns = (uint64_t)ns;
 }
 
 /* v moves 1/2^sh of the way to x (an exponential mean). */

@@ -255,6 +255,21 @@ init_heartbeat(void)
 	return err;
 }
 
+/* DWORK_ACCOUNT_SAMPLE_US is read as the library loads (acctbatch.c);
+ * a value not valid is refused here rather than taken as another. */
+static int
+init_sample(void)
+{
+	const char *s = getenv("DWORK_ACCOUNT_SAMPLE_US");
+	if (acct_sample_parse(s) >= 0)
+		return DW_OK;
+	rt_set_err(0,
+	           "DWORK_ACCOUNT_SAMPLE_US='%.40s' is not valid: expected "
+	           "whole microseconds from 0 to %u",
+	           s, ACCT_SAMPLE_US_MAX);
+	return DW_EINVAL;
+}
+
 /* Each local worker costs the master four descriptors (its link, stdin,
  * stdout, stderr): the soft limit goes up to the hard one so that
  * thousands of workers fit. */
@@ -337,6 +352,8 @@ dw_init_opts(int *argc, char ***argv, const dw_options *opts)
 	int procs = rt.opts.procs;
 	const char *mfile = NULL;
 	int err = init_tls();
+	if (err == DW_OK)
+		err = init_sample();
 	if (err == DW_OK)
 		err = init_heartbeat();
 	if (err == DW_OK)

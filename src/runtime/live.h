@@ -187,6 +187,10 @@ void acct_batch_end(uint32_t outer);
  * for account.c's switch); ns as ticks of the TSC (0: rate not known). */
 uint64_t acct_mixed_useful(uint64_t span);
 uint64_t acct_ns_ticks(uint64_t ns);
+/* DWORK_ACCOUNT_SAMPLE_US's text (NULL or empty: the default, 16 us) as
+ * ns, or -1 when it is not whole microseconds from 0 to the maximum. */
+#define ACCT_SAMPLE_US_MAX 10000000u
+int64_t acct_sample_parse(const char *us);
 
 /*
  * The hot path (rtrace.h calls these at the state changes and events

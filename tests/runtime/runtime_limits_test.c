@@ -14,6 +14,7 @@
 
 #include "rt_util.h"
 #include "testutil.h"
+#include "runtime/live.h"
 #include "runtime/wire.h"
 
 #define LIMIT   (1u << 20)
@@ -108,6 +109,19 @@ test_settings(int *argc, char ***argv)
 		CHECK(msg_has("DWORK_MAX_PAYLOAD", "65536 to 4294967283"));
 	}
 	unsetenv("DWORK_MAX_PAYLOAD");
+	/* the accounting's sampling: refused, never wrapped or taken as 0 */
+	const char *us[] = {"abc",  "-5",       "99999999999999999999",
+	                    "16us", "10000001", " 16"};
+	for (size_t i = 0; i < sizeof us / sizeof *us; i++) {
+		setenv("DWORK_ACCOUNT_SAMPLE_US", us[i], 1);
+		CHECK(dw_init(argc, argv) == DW_EINVAL);
+		CHECK(msg_has("DWORK_ACCOUNT_SAMPLE_US", "0 to 10000000"));
+		CHECK(acct_sample_parse(us[i]) == -1);
+	}
+	unsetenv("DWORK_ACCOUNT_SAMPLE_US");
+	CHECK(acct_sample_parse(NULL) == 16000);
+	CHECK(acct_sample_parse("0") == 0);
+	CHECK(acct_sample_parse("10000000") == 10000000000);
 	dw_options o = {.max_payload = (size_t)5 << 30};
 	CHECK(dw_init_opts(argc, argv, &o) == DW_EINVAL);
 	CHECK(msg_has("dw_options.max_payload='5368709120'", NULL));
