@@ -11,6 +11,7 @@
  * wait inside which no other thread ended a burst (a timer, say) keeps
  * its duration.  A thread's Not created stretches are not waits here.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <dwork/events.h>
@@ -288,15 +289,22 @@ rp_wakes(rp_replay *r)
 	rcv_sort(r, v, at);
 	for (uint32_t th = 0; th < r->nthreads && !err; th++) {
 		const rp_thread *t = &r->t[th];
+		bool fresh = false;
 
-		for (uint32_t u = 0; u < r->nthreads; u++)
-			at[u].at = at[u].last = 0;
 		/* the last burst: a wait there waits for the run to end */
-		for (size_t i = 0; i + 1 < t->nb && !err; i++)
-			if (rp_is_wait(t->b[i].state) &&
-			    t->b[i].state != DWT_STATE_NOT_CREATED &&
-			    t->b[i].end > t->b[i].start)
-				err = wait_waker(r, th, i, v, at);
+		for (size_t i = 0; i + 1 < t->nb && !err; i++) {
+			if (!rp_is_wait(t->b[i].state) ||
+			    t->b[i].state == DWT_STATE_NOT_CREATED ||
+			    t->b[i].end <= t->b[i].start)
+				continue;
+			/* the cursors restart for a thread with a wait only:
+			 * a trace of many threads and few waits (or a file
+			 * that claims 65,535 threads) is not nthreads^2 */
+			for (uint32_t u = 0; u < r->nthreads && !fresh; u++)
+				at[u].at = at[u].last = 0;
+			fresh = true;
+			err = wait_waker(r, th, i, v, at);
+		}
 	}
 	curs_free(r, at);
 	free(v);
