@@ -67,7 +67,7 @@ stream_times(mg_ctx *c)
 		           c->o->dir);
 		return DW_EFORMAT;
 	}
-	c->duration = (uint64_t)(last - c->t0);
+	c->duration = (uint64_t)last - (uint64_t)c->t0; /* no int64 overflow */
 	return DW_OK;
 }
 

@@ -48,7 +48,7 @@ typedef struct ltree {
 static inline lkey
 lt_key(const ltree *t, int64_t time)
 {
-	return time > t->t0 ? (lkey)(time - t->t0) : 0;
+	return time > t->t0 ? (lkey)((uint64_t)time - (uint64_t)t->t0) : 0;
 }
 
 static inline bool
@@ -204,7 +204,7 @@ stream_gcmp(const void *a, const void *b)
 static uint64_t
 rel(const mg_ctx *c, int64_t t)
 {
-	uint64_t r = t > c->t0 ? (uint64_t)(t - c->t0) : 0;
+	uint64_t r = t > c->t0 ? (uint64_t)t - (uint64_t)c->t0 : 0;
 
 	return r < c->duration ? r : c->duration;
 }
@@ -422,8 +422,9 @@ static dw_err
 stream_finish(mg_ctx *c, mg_stream *s)
 {
 	int64_t end = s->end > s->key ? s->end : s->key;
-	dw_err err = emit_state(c, s, end, c->t0 + (int64_t)c->duration,
-	                        MG_STATE_NOT_CREATED);
+	dw_err err =
+	    emit_state(c, s, end, (int64_t)((uint64_t)c->t0 + c->duration),
+	               MG_STATE_NOT_CREATED);
 
 	if (s->bad_pops)
 		rd_problem(c->errs,
