@@ -39,7 +39,9 @@
  * separate runs a pair (the method before) spread 0.82-1.57 for pmap.
  * Tracing is off in all; the workers inherit DWORK_ACCOUNT and the pin.
  * BENCH_QUICK=1 runs a tenth of the pairs and no callgrind;
- * BENCH_BLOCKS=1 prints every block's CPU and wall time an item (ns).
+ * BENCH_BLOCKS=1 prints every block's CPU and wall time an item (ns);
+ * BENCH_LIVE_SAME=0 (or 1) runs both clusters with accounting off (on):
+ * the method's own bias, which should come out 1.000.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -61,7 +63,8 @@
 #define PMAP_REPS  4
 #define BLOCK      500   /* calls a block */
 #define PMAP_BLOCK 20000 /* pmap items a block (one pmap) */
-#define PAIRS      400   /* interleaved off/on blocks, each */
+#define PAIRS      400   /* interleaved off/on blocks of calls */
+#define PMAP_PAIRS 800   /* the same of pmaps */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -259,7 +262,8 @@ srv_start(struct srv *sv, const char *self, int on, int pmap)
 		snprintf(r, sizeof r, "%d", a[0]);
 		snprintf(w, sizeof w, "%d", b[1]);
 		snprintf(m, sizeof m, "%d", pmap);
-		setenv("DWORK_ACCOUNT", on ? "1" : "0", 1);
+		const char *aa = getenv("BENCH_LIVE_SAME"); /* an A/A check */
+		setenv("DWORK_ACCOUNT", aa && *aa ? aa : on ? "1" : "0", 1);
 		cpu_set_t cs;
 		CPU_ZERO(&cs);
 		CPU_SET(0, &cs);
@@ -393,8 +397,9 @@ print_ratio(const char *name, double *v, int n, const char *what)
 static void
 overhead(const char *self, int pmap, int block, int pairs)
 {
-	static double ratio[PAIRS], wratio[PAIRS], onv[PAIRS], offv[PAIRS],
-	    onw[PAIRS], offw[PAIRS];
+	enum { MAXP = PAIRS > PMAP_PAIRS ? PAIRS : PMAP_PAIRS };
+	static double ratio[MAXP], wratio[MAXP], onv[MAXP], offv[MAXP],
+	    onw[MAXP], offw[MAXP];
 	struct srv s_off, s_on;
 	double load0 = load_avg();
 	if (srv_start(&s_off, self, 0, pmap) != 0 ||
@@ -428,9 +433,12 @@ overhead(const char *self, int pmap, int block, int pairs)
 	snprintf(what, sizeof what,
 	         "one CPU, CPU time of every thread of both clusters, median "
 	         "of %d interleaved pairs of blocks of %d %ss, a cluster with "
-	         "accounting off and one with it on alive at once; load %.2f "
-	         "-> %.2f",
-	         pairs, block, unit, load0, load_avg());
+	         "accounting off and one with it on alive at once%s; load "
+	         "%.2f -> %.2f",
+	         pairs, block, unit,
+	         getenv("BENCH_LIVE_SAME") ? " (BENCH_LIVE_SAME: both alike)"
+	                                   : "",
+	         load0, load_avg());
 	print_ratio(name, ratio, pairs, what);
 	double con = median(onv, pairs), coff = median(offv, pairs);
 	printf("bench: %s.cpu = %.3f (the median block on over the median "
@@ -538,7 +546,7 @@ main(int argc, char **argv)
 	const char *q = getenv("BENCH_QUICK");
 	int quick = q && *q && strcmp(q, "0");
 	overhead(self, 0, BLOCK, quick ? PAIRS / 10 : PAIRS);
-	overhead(self, 1, PMAP_BLOCK, quick ? PAIRS / 10 : PAIRS);
+	overhead(self, 1, PMAP_BLOCK, quick ? PMAP_PAIRS / 10 : PMAP_PAIRS);
 	printf("bench: live.overhead_ratio.target = 1.02\n");
 	if (!quick)
 		instr_ratio(self);
