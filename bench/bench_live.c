@@ -471,9 +471,9 @@ instructions(const char *self, const char *dir, int on, int pmap, int n)
 {
 	char cmd[5000];
 	/* valgrind runs the items far slower: the item time below which
-	 * a batch's items are sampled (16 us) raised, so that they are
-	 * sampled as in a run without it, at the cap (one timed pair in up
-	 * to 128 items; at 1,000 us one item in 22 was timed) */
+	 * a batch's items are sampled (16 us) raised, so that the period
+	 * does not limit the pairs (the cap of 128 items and the batches'
+	 * starts do, as in a run without valgrind) */
 	snprintf(cmd, sizeof cmd,
 	         "DWORK_ACCOUNT=%d DWORK_HEARTBEAT_MS=600000 "
 	         "DWORK_ACCOUNT_SAMPLE_US=20000 "
