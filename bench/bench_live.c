@@ -2,57 +2,69 @@
  * The cost of the always-on accounting (dwork top), measured in the same
  * run:
  *
- *   live.overhead_ratio       100,000 sequential dw_remotecall_fetch calls
- *                             to one worker with accounting on, divided
- *                             by the same with DWORK_ACCOUNT=0 (target
- *                             <= 1.02), in the stable mode: every process
- *                             pinned to one CPU (taskset -c 0), on and
- *                             off runs interleaved, the median of RUNS
- *                             pairs' ratios (their spread is printed)
- *   live.overhead_ratio.pmap  dw_pmap of 50,000 items over 2 workers,
- *                             PMAP_REPS times a run, the same way with
- *                             PMAP_RUNS pairs (a pmap item is ~1 us: a
- *                             run of one pmap of 20,000 was 20 ms, and
- *                             its pairs spread 0.88-1.20)
+ *   live.overhead_ratio       sequential dw_remotecall_fetch calls to one
+ *                             worker with accounting on over the same
+ *                             with DWORK_ACCOUNT=0 (target <= 1.02), as
+ *                             bench_trace_rpc measures tracing: a cluster
+ *                             with accounting off and one with it on,
+ *                             alive at once, every process pinned to CPU
+ *                             0; PAIRS pairs of blocks of BLOCK calls
+ *                             alternating between them (off first, then
+ *                             on first, so a drift of the load falls on
+ *                             both alike), each block in CPU time of
+ *                             every thread of its master and workers
+ *                             (/proc schedstat: another process's time
+ *                             on the CPU is not counted); the median of
+ *                             the pairs' ratios with its 95% interval,
+ *                             interquartile range and spread.  .cpu: the
+ *                             median block on over the median off (us a
+ *                             call beside it); .wall: the same pairs'
+ *                             wall times
+ *   live.overhead_ratio.pmap  the same for dw_pmap over 2 workers, a
+ *                             block one pmap of PMAP_BLOCK items
  *   live.instr_ratio          instructions of every process per call,
  *                             on over off, from valgrind --tool=callgrind
  *                             (the difference of 1,200 calls and 200, so
  *                             start-up and exit cancel): the figure the
  *                             load cannot move
- *   live.instr_ratio.pmap     the same per pmap item (12,000 items less
+ *   live.instr_ratio.pmap     the same per pmap item (42,000 items less
  *                             2,000)
  *   live.top_snapshot_ms_256  `dwork top --once --json` against a master
  *                             of 256 local workers: the whole command
  *                             (exec, handshake, one snapshot), best and
  *                             median of 20 (target: one snapshot <= 100)
  *
- * Unpinned, the timing flips with where the scheduler puts the two
- * processes (cross-CPU wake-ups cost tens of microseconds on a VM):
- * 0.87-1.09 across runs, which hid a 2% cost.  Tracing is off in all.
- * Each run is a child process (its workers inherit DWORK_ACCOUNT).
- * Each pair runs off then on, the next on then off, so that a drift of
- * the machine's load falls on both sides alike; NAME.best divides the
- * fastest run on by the fastest off (the load only adds time).
- * BENCH_QUICK=1 runs a tenth of the calls, a fifth of the pmap items,
- * and no callgrind.
+ * Unpinned, the timing flips with where the scheduler puts the
+ * processes (cross-CPU wake-ups cost tens of microseconds on a VM);
+ * separate runs a pair (the method before) spread 0.82-1.57 for pmap.
+ * Tracing is off in all; the workers inherit DWORK_ACCOUNT and the pin.
+ * BENCH_QUICK=1 runs a tenth of the pairs and no callgrind;
+ * BENCH_BLOCKS=1 prints every block's CPU and wall time an item (ns);
+ * BENCH_LIVE_SAME=0 (or 1) runs both clusters with accounting off (on):
+ * the method's own bias, which should come out 1.000.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
 #include "bench_util.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <dwork/dwork.h>
 
-#define CALLS     100000
-#define ITEMS     50000
-#define PMAP_REPS 4
-#define RUNS      7  /* interleaved on/off pairs */
-#define PMAP_RUNS 11 /* the same for pmap */
+#define CALLS      100000
+#define ITEMS      50000
+#define PMAP_REPS  4
+#define BLOCK      500   /* calls a block */
+#define PMAP_BLOCK 20000 /* pmap items a block (one pmap) */
+#define PAIRS      400   /* interleaved off/on blocks of calls */
+#define PMAP_PAIRS 800   /* the same of pmaps */
 
 static int
 echo(const void *arg, size_t len, dw_reply *r)
@@ -108,6 +120,19 @@ cpu_ns(void)
 	return ns;
 }
 
+/* The 1-minute load average (-1 unknown), printed beside the timings. */
+static double
+load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
 static double
 now_s(void)
 {
@@ -117,10 +142,9 @@ now_s(void)
 }
 
 static int
-child_calls(int w, int n)
+calls(int w, int n)
 {
-	uint64_t v = 1, c0 = cpu_ns();
-	double t0 = now_s();
+	uint64_t v = 1;
 	for (int i = 0; i < n; i++) {
 		void *res;
 		size_t len;
@@ -128,43 +152,33 @@ child_calls(int w, int n)
 			return 1;
 		free(res);
 	}
-	double t = now_s() - t0;
-	printf("%.6f %.6f\n", t, (cpu_ns() - c0) * 1e-9);
 	return 0;
 }
 
+/* One dw_pmap of n items (n <= ITEMS). */
 static int
-child_pmap(int n)
+pmap_once(int n)
 {
 	static uint64_t in[ITEMS];
 	static dw_buf items[ITEMS];
 	static dw_result out[ITEMS];
-	for (int i = 0; i < ITEMS; i++) {
+	for (int i = 0; i < n; i++) {
 		in[i] = (uint64_t)i;
 		items[i] = (dw_buf){&in[i], sizeof in[i]};
 	}
-	double t = 0, c = 0;
-	for (int r = 0; r < PMAP_REPS; r++) {
-		uint64_t c0 = cpu_ns();
-		double t0 = now_s();
-		if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
-			return 1;
-		t += now_s() - t0;
-		c += (cpu_ns() - c0) * 1e-9;
-		dw_results_free(out, (size_t)n);
-	}
-	printf("%.6f %.6f\n", t, c);
+	if (dw_pmap("echo", items, (size_t)n, out, NULL) != DW_OK)
+		return 1;
+	dw_results_free(out, (size_t)n);
 	return 0;
 }
 
-/* --child PMAP N: N calls (PMAP 0) or N pmap items (PMAP 1). */
+/* A cluster of one worker (calls) or two (pmap); their pids in wpid. */
 static int
-child(int argc, char **argv, int pmap, int n)
+start(int argc, char **argv, int pmap, int *w)
 {
 	dw_options o = {.trace = "0"};
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
 		return 1;
-	int w[2];
 	if (dw_addprocs(pmap ? 2 : 1, NULL, w) != (pmap ? 2 : 1))
 		return 1;
 	for (nwpid = 0; nwpid < (pmap ? 2 : 1); nwpid++) {
@@ -176,10 +190,114 @@ child(int argc, char **argv, int pmap, int n)
 		memcpy(&wpid[nwpid], res, sizeof wpid[0]);
 		free(res);
 	}
-	int rc = pmap ? child_pmap(n) : child_calls(w[0], n);
-	fflush(stdout);
+	return 0;
+}
+
+/* --child PMAP N (the callgrind runs): N calls (PMAP 0), or PMAP_REPS
+ * pmaps of N items (PMAP 1). */
+static int
+child(int argc, char **argv, int pmap, int n)
+{
+	int w[2], rc = start(argc, argv, pmap, w);
+	for (int r = 0; !rc && r < (pmap ? PMAP_REPS : 1); r++)
+		rc = pmap ? pmap_once(n) : calls(w[0], n);
 	dw_finalize();
 	return rc;
+}
+
+/* Server: a cluster (one worker for calls, two for pmap) that runs a
+ * block each time it reads a count on fd rfd (n calls, or one pmap of n
+ * items) and writes the block's wall and CPU time an item (ns, every
+ * thread of every process) on wfd; 0 ends it.  Two of them, accounting
+ * off and on, alive at once and pinned to one CPU, let the blocks
+ * alternate every few milliseconds, so both modes meet the same
+ * machine. */
+static int
+serve(int argc, char **argv, int pmap, int rfd, int wfd)
+{
+	fcntl(rfd, F_SETFD, FD_CLOEXEC); /* not the workers' */
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
+	FILE *in = fdopen(rfd, "r"), *out = fdopen(wfd, "w");
+	int w[2];
+	if (!in || !out || start(argc, argv, pmap, w) != 0)
+		return 1;
+	char line[64];
+	while (fgets(line, sizeof line, in)) {
+		int n = atoi(line);
+		if (n <= 0)
+			break;
+		uint64_t c0 = cpu_ns();
+		double t0 = now_s();
+		if (pmap ? pmap_once(n) : calls(w[0], n))
+			return 1;
+		double wall = now_s() - t0;
+		fprintf(out, "%.2f %.2f\n", wall * 1e9 / n,
+		        (double)(cpu_ns() - c0) / n);
+		fflush(out);
+	}
+	dw_finalize();
+	return 0;
+}
+
+struct srv {
+	pid_t pid;
+	FILE *to, *from;
+};
+
+/* Starts a server with accounting on or off, pinned to CPU 0 (its
+ * workers inherit both). */
+static int
+srv_start(struct srv *sv, const char *self, int on, int pmap)
+{
+	int a[2], b[2];
+	if (pipe(a) != 0 || pipe(b) != 0)
+		return -1;
+	sv->pid = fork();
+	if (sv->pid < 0)
+		return -1;
+	if (sv->pid == 0) {
+		char r[16], w[16], m[4];
+		close(a[1]);
+		close(b[0]);
+		snprintf(r, sizeof r, "%d", a[0]);
+		snprintf(w, sizeof w, "%d", b[1]);
+		snprintf(m, sizeof m, "%d", pmap);
+		const char *aa = getenv("BENCH_LIVE_SAME"); /* an A/A check */
+		setenv("DWORK_ACCOUNT", aa && *aa ? aa : on ? "1" : "0", 1);
+		cpu_set_t cs;
+		CPU_ZERO(&cs);
+		CPU_SET(0, &cs);
+		if (sched_setaffinity(0, sizeof cs, &cs) != 0)
+			_exit(1);
+		execl(self, self, "--serve", m, r, w, (char *)NULL);
+		_exit(1);
+	}
+	close(a[0]);
+	close(b[1]);
+	sv->to = fdopen(a[1], "w");
+	sv->from = fdopen(b[0], "r");
+	return sv->to && sv->from ? 0 : -1;
+}
+
+/* One block of n: wall and CPU time an item (ns). */
+static void
+srv_block(struct srv *sv, int n, double *wall, double *cpu)
+{
+	fprintf(sv->to, "%d\n", n);
+	fflush(sv->to);
+	if (fscanf(sv->from, "%lf %lf", wall, cpu) != 2) {
+		fprintf(stderr, "bench: a server's block failed\n");
+		exit(1);
+	}
+}
+
+static void
+srv_stop(struct srv *sv)
+{
+	fprintf(sv->to, "0\n");
+	fclose(sv->to);
+	fclose(sv->from);
+	waitpid(sv->pid, NULL, 0);
 }
 
 static int
@@ -230,27 +348,6 @@ child_top(int argc, char **argv, int n)
 	return 0;
 }
 
-/* One pinned run: its wall time, and its CPU time into *cpu. */
-static double
-run(const char *self, int on, int pmap, int n, double *cpu)
-{
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd,
-	         "DWORK_ACCOUNT=%d taskset -c 0 %s --child %d %d", on, self,
-	         pmap, n);
-	FILE *p = popen(cmd, "r");
-	double s = -1;
-	if (!p || fscanf(p, "%lf %lf", &s, cpu) != 2)
-		s = -1;
-	if (p && pclose(p) != 0)
-		s = -1;
-	if (s < 0) {
-		fprintf(stderr, "bench: '%s' failed\n", cmd);
-		exit(1);
-	}
-	return s;
-}
-
 static double
 median(double *v, int n)
 {
@@ -258,48 +355,97 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* runs interleaved off/on pairs, pinned; prints the median ratio. */
-static void
-overhead(const char *self, int pmap, int n)
+/* Of a sorted v: the value a fraction q of the way (interpolated). */
+static double
+quantile(const double *v, int n, double q)
 {
-	enum { MAXR = RUNS > PMAP_RUNS ? RUNS : PMAP_RUNS };
-	int runs = pmap ? PMAP_RUNS : RUNS, per = pmap ? n * PMAP_REPS : n;
-	double off[MAXR], on[MAXR], ratio[MAXR], coff[MAXR], con[MAXR],
-	    cratio[MAXR];
-	for (int r = 0; r < runs; r++) {
-		if (r & 1) {
-			on[r] = run(self, 1, pmap, n, &con[r]);
-			off[r] = run(self, 0, pmap, n, &coff[r]);
-		} else {
-			off[r] = run(self, 0, pmap, n, &coff[r]);
-			on[r] = run(self, 1, pmap, n, &con[r]);
-		}
-		ratio[r] = on[r] / off[r];
-		cratio[r] = con[r] / coff[r];
+	double x = q * (n - 1);
+	int i = (int)x;
+	return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* Of a sorted v: a 95% interval of its median from the order
+ * statistics (ranks n/2 -+ 0.98 sqrt(n), no libm needed). */
+static void
+median_ci(const double *v, int n, double *lo, double *hi)
+{
+	int d = 0;
+	while ((double)(d + 1) * (d + 1) <= 0.9604 * n)
+		d++; /* 0.98 sqrt(n), rounded down */
+	int a = n / 2 - d, b = (n - 1) / 2 + d;
+	*lo = v[a < 0 ? 0 : a];
+	*hi = v[b >= n ? n - 1 : b];
+}
+
+/* The pairs' ratios v (sorted here): the median, its 95% interval, the
+ * interquartile range and the spread. */
+static void
+print_ratio(const char *name, double *v, int n, const char *what)
+{
+	double m = median(v, n), lo, hi;
+	median_ci(v, n, &lo, &hi);
+	printf("bench: %s = %.3f (%s; 95%% interval of the median "
+	       "%.3f-%.3f, interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
+	       name, m, what, lo, hi, quantile(v, n, 0.25),
+	       quantile(v, n, 0.75), v[0], v[n - 1]);
+}
+
+/* The pinned pairs: a cluster with accounting off and one with it on
+ * alive at once on CPU 0, blocks of `block` calls (pmap items)
+ * alternating between them, the order of each pair alternating too;
+ * each block in CPU time of every thread of its processes. */
+static void
+overhead(const char *self, int pmap, int block, int pairs)
+{
+	enum { MAXP = PAIRS > PMAP_PAIRS ? PAIRS : PMAP_PAIRS };
+	static double ratio[MAXP], wratio[MAXP], onv[MAXP], offv[MAXP],
+	    onw[MAXP], offw[MAXP];
+	struct srv s_off, s_on;
+	double load0 = load_avg();
+	if (srv_start(&s_off, self, 0, pmap) != 0 ||
+	    srv_start(&s_on, self, 1, pmap) != 0) {
+		fprintf(stderr, "bench: cannot start the clusters\n");
+		exit(1);
 	}
-	double cm = median(cratio, runs), clo = cratio[0],
-	       chi = cratio[runs - 1];
-	double m = median(ratio, runs), lo = ratio[0], hi = ratio[runs - 1];
-	double mon = median(on, runs), moff = median(off, runs);
+	for (int r = 0; r < 2; r++) { /* warm both up */
+		srv_block(&s_off, block, &offw[0], &offv[0]);
+		srv_block(&s_on, block, &onw[0], &onv[0]);
+	}
+	for (int r = 0; r < pairs; r++) {
+		for (int j = 0; j < 2; j++) {
+			if ((j == 0) == (r % 2 == 0))
+				srv_block(&s_off, block, &offw[r], &offv[r]);
+			else
+				srv_block(&s_on, block, &onw[r], &onv[r]);
+		}
+		ratio[r] = onv[r] / offv[r];
+		wratio[r] = onw[r] / offw[r];
+		if (getenv("BENCH_BLOCKS"))
+			fprintf(stderr, "block %d off %.0f %.0f on %.0f %.0f\n",
+			        r, offv[r], offw[r], onv[r], onw[r]);
+	}
+	srv_stop(&s_off);
+	srv_stop(&s_on);
 	const char *name =
 	    pmap ? "live.overhead_ratio.pmap" : "live.overhead_ratio";
-	printf("bench: %s = %.3f (one CPU, median of %d interleaved pairs "
-	       "of %d %s, spread %.3f-%.3f; on %.3f us, off %.3f us per "
-	       "%s)\n",
-	       name, m, runs, per, pmap ? "items" : "calls", lo, hi,
-	       mon / per * 1e6, moff / per * 1e6, pmap ? "item" : "call");
-	double mcon = median(con, runs), mcoff = median(coff, runs);
-	printf("bench: %s.cpu = %.3f (CPU time of every thread of the run, "
-	       "median of the same pairs, spread %.3f-%.3f; on %.3f us, off "
-	       "%.3f us per %s)\n",
-	       name, cm, clo, chi, mcon / per * 1e6, mcoff / per * 1e6,
-	       pmap ? "item" : "call");
-	/* the load only adds time: the fastest run of each side is the
-	 * one it disturbed least (on[], off[] are sorted by median) */
-	printf("bench: %s.best = %.3f (the fastest run on over the fastest "
-	       "off, wall: %.3f us, %.3f us per %s; CPU: %.3f)\n",
-	       name, on[0] / off[0], on[0] / per * 1e6, off[0] / per * 1e6,
-	       pmap ? "item" : "call", con[0] / coff[0]);
+	const char *unit = pmap ? "item" : "call";
+	char what[400], nm[80];
+	snprintf(what, sizeof what,
+	         "one CPU, CPU time of every thread of both clusters, median "
+	         "of %d interleaved pairs of blocks of %d %ss, a cluster with "
+	         "accounting off and one with it on alive at once%s; load "
+	         "%.2f -> %.2f",
+	         pairs, block, unit,
+	         getenv("BENCH_LIVE_SAME") ? " (BENCH_LIVE_SAME: both alike)"
+	                                   : "",
+	         load0, load_avg());
+	print_ratio(name, ratio, pairs, what);
+	double con = median(onv, pairs), coff = median(offv, pairs);
+	printf("bench: %s.cpu = %.3f (the median block on over the median "
+	       "off, CPU: %.3f us, %.3f us per %s)\n",
+	       name, con / coff, con / 1e3, coff / 1e3, unit);
+	snprintf(nm, sizeof nm, "%s.wall", name);
+	print_ratio(nm, wratio, pairs, "the same blocks' wall times");
 }
 
 static int
@@ -324,12 +470,13 @@ static uint64_t
 instructions(const char *self, const char *dir, int on, int pmap, int n)
 {
 	char cmd[5000];
-	/* valgrind runs the items ~50x slower: the item time below which
-	 * a batch's items are sampled (16 us) scaled alike, so that they
-	 * are sampled as in a run without it (one timed pair in 128) */
+	/* valgrind runs the items far slower: the item time below which
+	 * a batch's items are sampled (16 us) raised, so that the period
+	 * does not limit the pairs (the cap of 128 items and the batches'
+	 * starts do, as in a run without valgrind) */
 	snprintf(cmd, sizeof cmd,
 	         "DWORK_ACCOUNT=%d DWORK_HEARTBEAT_MS=600000 "
-	         "DWORK_ACCOUNT_SAMPLE_US=1000 "
+	         "DWORK_ACCOUNT_SAMPLE_US=20000 "
 	         "DWORK_HEARTBEAT_TIMEOUT_MS=1200000 valgrind --tool=callgrind "
 	         "--trace-children=yes --callgrind-out-file=%s/cg.%%p "
 	         "%s --child %d %d >/dev/null 2>&1",
@@ -344,7 +491,7 @@ instructions(const char *self, const char *dir, int on, int pmap, int n)
 static double
 instr_per_call(const char *self, const char *dir, int on, int pmap)
 {
-	int n0 = pmap ? 500 : 200, n1 = pmap ? 3000 : 1200;
+	int n0 = pmap ? 500 : 200, n1 = pmap ? 10500 : 1200;
 	uint64_t a = instructions(self, dir, on, pmap, n0);
 	uint64_t b = instructions(self, dir, on, pmap, n1);
 	double k = (double)(n1 - n0) * (pmap ? PMAP_REPS : 1);
@@ -384,6 +531,9 @@ main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "--child"))
 		return child(argc, argv, atoi(argv[2]), atoi(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "--serve"))
+		return serve(argc, argv, atoi(argv[2]), atoi(argv[3]),
+		             atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "--top"))
 		return child_top(argc, argv, atoi(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "--dwork-worker")) {
@@ -395,8 +545,8 @@ main(int argc, char **argv)
 	self[k > 0 ? k : 0] = 0;
 	const char *q = getenv("BENCH_QUICK");
 	int quick = q && *q && strcmp(q, "0");
-	overhead(self, 0, quick ? CALLS / 10 : CALLS);
-	overhead(self, 1, quick ? ITEMS / 5 : ITEMS);
+	overhead(self, 0, BLOCK, quick ? PAIRS / 10 : PAIRS);
+	overhead(self, 1, PMAP_BLOCK, quick ? PMAP_PAIRS / 10 : PMAP_PAIRS);
 	printf("bench: live.overhead_ratio.target = 1.02\n");
 	if (!quick)
 		instr_ratio(self);

@@ -298,8 +298,10 @@ acct_function_slow(uint32_t id)
 	struct acct_slot *s = me ? me : acct_claim();
 	if (!s)
 		return;
-	if (id && id != s->sid)
+	if (id && id != s->sid) {
+		acct_batch_served(s); /* a batch's items are of sid */
 		acct_move(s, 0, id);
+	}
 	acct_function(id);
 }
 

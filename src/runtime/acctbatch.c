@@ -32,8 +32,10 @@ ACCT_TLS uint32_t acct_batch, acct_skip;
 static ACCT_TLS uint64_t item_t0, mean_item, mean_gap, mean_read, prev_end;
 static ACCT_TLS int gap_taken;
 /* the items the mixed burst may hold (its untimed items: skip0 less
- * acct_skip) */
-static ACCT_TLS uint32_t skip0, rnd = 2463534242u;
+ * acct_skip), of those the ones already in the calls served, and the
+ * function of the batch's last timed item (the untimed ones' function:
+ * a batch runs one) */
+static ACCT_TLS uint32_t skip0, counted, bfn, rnd = 2463534242u;
 
 static uint64_t sample_ns = 16000; /* DWORK_ACCOUNT_SAMPLE_US */
 static uint64_t sample_ticks;      /* its ticks, once known */
@@ -83,7 +85,7 @@ acct_batch_begin(int depth)
 		__atomic_store_n(&sample_ticks, t, __ATOMIC_RELAXED);
 	}
 	acct_batch = (uint32_t)depth + 1;
-	acct_skip = skip0 = 0;
+	acct_skip = skip0 = counted = 0;
 	prev_end = 0;
 	return outer;
 }
@@ -91,19 +93,34 @@ acct_batch_begin(int depth)
 void
 acct_batch_end(uint32_t outer)
 {
-	if (acct_cls_now == ACCT_CLS_MIXED && acct_me)
-		acct_switch_slow(acct_me->base);
+	struct acct_slot *s = acct_me;
+	if (acct_cls_now == ACCT_CLS_MIXED && s)
+		acct_switch_slow(s->base);
+	if (s && bfn) /* the last burst showed its function */
+		__atomic_store_n(&s->fn, 0, __ATOMIC_RELAXED);
 	acct_batch = outer;
-	acct_skip = skip0 = 0;
+	acct_skip = skip0 = counted = bfn = 0;
 	prev_end = 0;
 }
 
 void
-acct_item_begin(void)
+acct_batch_served(struct acct_slot *s)
+{
+	uint32_t started = skip0 - acct_skip;
+	if (started > counted)
+		__atomic_store_n(&s->served, s->served + (started - counted),
+		                 __ATOMIC_RELAXED);
+	counted = started;
+}
+
+void
+acct_item_begin(uint32_t id)
 {
 	struct acct_slot *s = acct_me;
+	bfn = 0;
 	if (!s || acct_cls_now > ACCT_NCLASS)
 		return;
+	bfn = id;
 	item_t0 = s->since;
 	/* the gap before it, timed at both ends */
 	gap_taken = prev_end && item_t0 > prev_end;
@@ -136,16 +153,22 @@ next_skip(uint64_t item)
 }
 
 void
-acct_item_end(uint32_t below)
+acct_item_end(uint32_t below, int fn)
 {
 	struct acct_slot *s = acct_me;
 	uint32_t old = acct_cls_now;
+	if (fn)
+		acct_function(0);
 	if (!s || old > ACCT_NCLASS) {
 		acct_switch(below);
 		return;
 	}
 	uint64_t now = batch_ticks(), d = now - s->since, item = now - item_t0;
-	uint32_t skip = gap_taken ? next_skip(item) : 0;
+	/* untimed items only where their calls go to the function the
+	 * slot counts (a nested call of another may have moved it) */
+	uint32_t skip = gap_taken && bfn && bfn == s->sid ? next_skip(item) : 0;
+	if (skip) /* shown while the burst runs */
+		__atomic_store_n(&s->fn, bfn, __ATOMIC_RELAXED);
 	mean_item = mean_item ? ema(mean_item, item, 2) : item;
 	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
 	uint32_t q = s->seq + 1;
@@ -158,6 +181,7 @@ acct_item_end(uint32_t below)
 	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
 	acct_cls_now = cls;
 	acct_skip = skip0 = skip;
+	counted = 0;
 	prev_end = skip ? 0 : now;
 }
 
@@ -190,7 +214,9 @@ uint64_t
 acct_mixed_useful(uint64_t span)
 {
 	uint64_t n = skip0 - acct_skip;
-	acct_skip = skip0 = 0;
+	if (acct_me)
+		acct_batch_served(acct_me);
+	acct_skip = skip0 = counted = 0;
 	prev_end = 0;
 	if (!mean_item || !mean_gap)
 		return 0;

@@ -174,10 +174,17 @@ acct_switch(uint32_t cls)
  * the next timed one (only while the thread is in a mixed burst).
  */
 extern ACCT_TLS uint32_t acct_batch, acct_skip;
-/* A timed item has started (after its switch to Running) / ends, the
- * thread returning to class below: its switch, the next items' choice. */
-void acct_item_begin(void);
-void acct_item_end(uint32_t below);
+/* A timed item of function id (0: none) has started (after its switch
+ * to Running) / ends, the thread returning to class below: its switch,
+ * the next items' choice, and (fn) the function shown.  An untimed item
+ * changes nothing but acct_skip and the mirror: the burst's items are
+ * added to the calls served when it ends (at most one burst, ~16 us of
+ * items, late), and the slot shows the function throughout. */
+void acct_item_begin(uint32_t id);
+void acct_item_end(uint32_t below, int fn);
+/* Adds the untimed items of the mixed burst so far to the calls served
+ * (s is the thread's slot; before its function changes). */
+void acct_batch_served(struct acct_slot *s);
 /* The batch carrier starts (at mirror depth depth, accounting alone) /
  * ends: the mixed burst it is in is split; returns / takes the outer
  * batch's acct_batch. */

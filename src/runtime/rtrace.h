@@ -230,17 +230,15 @@ rtr_run_begin(uint32_t state, uint32_t type, uint32_t value)
 		rtr_push_ev(state, type, value);
 		return 0;
 	}
-	if (acct_skip) {
+	if (acct_skip) { /* its count and function: acctbatch.c */
 		if (d < RTR_STACK)
 			rtr_stack[d] = state | ACCT_USEFUL << RTR_CLASS_SHIFT;
 		rtr_depth = d + 1;
-		if (type)
-			rtr_acct_event(type, value);
 		acct_skip--;
 		return 2;
 	}
 	rtr_push_ev(state, type, value);
-	acct_item_begin();
+	acct_item_begin(type ? value : 0);
 	return 1;
 }
 
@@ -252,17 +250,18 @@ rtr_run_end(int how, uint32_t type)
 		return;
 	}
 	int d = --rtr_depth; /* the carrier's entry is below */
-	if (type)
-		rtr_acct_event(type, 0);
 	if (how == 2 && acct_cls_now == ACCT_CLS_MIXED)
 		return; /* untimed, and nothing switched inside it */
 	uint32_t below = (unsigned)(d - 1) < RTR_STACK
 	                     ? rtr_stack[d - 1] >> RTR_CLASS_SHIFT & 7u
 	                     : ACCT_NCLASS;
-	if (how == 1)
-		acct_item_end(below);
-	else
-		acct_switch(below);
+	if (how == 1) {
+		acct_item_end(below, type != 0);
+		return;
+	}
+	if (type) /* its burst ended inside it */
+		rtr_acct_event(type, 0);
+	acct_switch(below);
 }
 
 /* A batch carrier (pmap.c) runs its items. */
