@@ -43,6 +43,8 @@ struct mg_dec {
 	bool *deof;
 	size_t n;
 	_Atomic uint64_t kick; /* the merge freed room or waits */
+	size_t pending;        /* merge: kicks not woken for (decoder asleep) */
+	size_t wake_at;        /* merge: kicks that are worth a wake-up */
 	_Atomic int dsleep, msleep, stop;
 	pthread_mutex_t mu;
 	pthread_cond_t dcv, mcv;
@@ -160,18 +162,39 @@ dec_main(void *arg)
 /* ---- The merge's side ----------------------------------------------------
  */
 
+/*
+ * A sleeping decoder is woken once a quarter of all the rings' room is
+ * free (wake_at half-ring kicks), not at the first stream's half: it
+ * then refills many streams in one go, instead of waking (and taking a
+ * core from the merge or the writer) every few hundred records.  A
+ * skipped wake-up only delays it: the merge forces one before it waits
+ * (dec_more), and the kick counter tells an awake decoder anyway.
+ */
 static void
-kick(mg_dec *d)
+kick(mg_dec *d, bool force)
 {
 	atomic_fetch_add(&d->kick, 1);
+	if (!atomic_load(&d->dsleep)) {
+		d->pending = 0;
+		return;
+	}
+	if (!force && ++d->pending < d->wake_at)
+		return;
+	d->pending = 0;
 	wake(d, &d->dsleep, &d->dcv);
+}
+
+static void
+pos_publish(mg_stream *s, bool force)
+{
+	atomic_store(&s->dslot->pos, s->pos);
+	kick(s->dec, force);
 }
 
 void
 dec_pos(mg_stream *s)
 {
-	atomic_store(&s->dslot->pos, s->pos);
-	kick(s->dec);
+	pos_publish(s, false);
 }
 
 static bool
@@ -203,7 +226,7 @@ dec_more(mg_stream *s)
 			return false;
 		}
 		atomic_store(&sl->want, 1);
-		dec_pos(s);
+		pos_publish(s, true);
 		pthread_mutex_lock(&d->mu);
 		atomic_store(&d->msleep, 1);
 		while (!has_more(s))
@@ -252,6 +275,7 @@ dec_start(mg_stream **s, size_t n, mg_dec **out)
 		s[k]->fill.st = (mg_stack){0}; /* owned by the copy now */
 	}
 	d->n = n;
+	d->wake_at = n / 2 ? n / 2 : 1;
 	if (pthread_create(&d->thr, NULL, dec_main, d) != 0) {
 		dec_stop_locked(d, false);
 		return DW_ENOMEM;

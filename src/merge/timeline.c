@@ -391,10 +391,13 @@ group(mg_ctx *c, mg_stream *s)
 static size_t
 ring_size(const mg_ctx *c)
 {
-	size_t n = 8192u / (c->nstreams ? c->nstreams : 1);
-	size_t r = 64;
+	/* with a decoding thread, 4x: its handoffs (every half ring) and
+	 * wake-ups (a quarter of all rooms) come 4x less often */
+	size_t all = c->o->threads > 1 ? 32768u : 8192u;
+	size_t n = all / (c->nstreams ? c->nstreams : 1);
+	size_t r = 64, cap = all / 2;
 
-	while (r * 2 <= n && r < 4096)
+	while (r * 2 <= n && r < cap)
 		r *= 2;
 	return r;
 }
