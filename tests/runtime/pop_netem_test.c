@@ -355,9 +355,7 @@ run(const char *self, const char *link, int delay)
 	char top[600], dir[700], prv[720], d[16];
 	figures g = {0};
 	st_stats *s;
-	rd_errlist errs;
 	pid_t pid;
-	int st;
 
 	snprintf(top, sizeof top, "%s", tu_tmpdir("pop_netem"));
 	snprintf(dir, sizeof dir, "%s/trace", top);
@@ -373,20 +371,14 @@ run(const char *self, const char *link, int delay)
 		execl(self, self, "--run", dir, link, d, (char *)NULL);
 		_exit(127);
 	}
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
-	rd_errlist_init(&errs, stderr);
-	REQUIRE(st_stats_new(prv, &s) == DW_OK);
-	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
-	CHECK_EQ_U64(errs.n, 0);
-	rd_errlist_free(&errs);
+	s = master_stats(pid, dir);
 	CHECK(s->pop.valid && s->pop.ideal_valid);
 	g.t = (double)s->duration / 1e6;
 	g.ideal = (double)s->ideal / 1e6;
 	g.ser = s->pop.ser;
 	g.trf = s->pop.trf;
 	g.maxu = g.ser * g.ideal;
+	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
 	transfers(prv, &g);
 	printf("%s delay %2d ms: T %8.3f ms, T_ideal %8.3f ms, max U %7.3f "
 	       "ms, SerE %.4f, TrfE %.4f, %" PRIu64 " messages on the path, "

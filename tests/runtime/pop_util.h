@@ -47,6 +47,28 @@ within(const char *what, double got, double lo, double hi)
 	}
 }
 
+/* Waits for the master pid, which must exit 0 leaving the merged
+ * DIR/trace.prv, and returns that trace's statistics (read with no
+ * problem). */
+static inline st_stats *
+master_stats(pid_t pid, const char *dir)
+{
+	char prv[720];
+	st_stats *s;
+	rd_errlist errs;
+	int st;
+
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
+	rd_errlist_init(&errs, stderr);
+	REQUIRE(st_stats_new(prv, &s) == DW_OK);
+	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
+	CHECK_EQ_U64(errs.n, 0);
+	rd_errlist_free(&errs);
+	return s;
+}
+
 /* Runs `self flag [name] DIR` in a new scratch directory (its name in
  * dir; stdout to DIR/master.out), which must exit 0 leaving the merged
  * DIR/trace.prv, and returns that trace's statistics. */
@@ -54,10 +76,7 @@ static inline st_stats *
 run_master(const char *self, const char *tag, const char *flag,
            const char *name, char *dir, size_t len)
 {
-	char prv[700], out[700];
-	st_stats *s;
-	rd_errlist errs;
-	int st;
+	char out[700];
 
 	snprintf(dir, len, "%s", tu_tmpdir(tag));
 	pid_t pid = fork();
@@ -74,15 +93,7 @@ run_master(const char *self, const char *tag, const char *flag,
 			execl(self, self, flag, dir, (char *)NULL);
 		_exit(127);
 	}
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
-	rd_errlist_init(&errs, stderr);
-	REQUIRE(st_stats_new(prv, &s) == DW_OK);
-	REQUIRE(st_stats_read(prv, s, &errs) == DW_OK);
-	CHECK_EQ_U64(errs.n, 0);
-	rd_errlist_free(&errs);
-	return s;
+	return master_stats(pid, dir);
 }
 
 /* The index of fn's entry on the critical path; s->npath when it is
