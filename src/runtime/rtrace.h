@@ -307,6 +307,14 @@ rtr_wait_top(void)
 		return UINT32_MAX & ~RTR_SCOPE;
 	return rtr_stack[d - 1] & ~(RTR_TRACED | RTR_CLASS);
 }
+/* A primitive wait inside a scope, or in the state the thread is in,
+ * pushes nothing: the enclosing state stands (traced or not). */
+static inline int
+rtr_wait_stands(uint32_t state, int kind, uint32_t top)
+{
+	return kind == RTR_WAIT_PRIMITIVE &&
+	       ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state);
+}
 /* Tracing's rules (docs/tracing.md, "How waits are recorded"): a wait
  * inside a scope, or in the state the thread is in, keeps that state; a
  * call nested in one of its own kind pushes nothing; anything else is
@@ -318,8 +326,7 @@ rtr_wait_begin_traced(uint32_t state, int kind)
 	if (kind == RTR_WAIT_SCOPE)
 		rtr_user_thread(); /* its Running base goes below */
 	uint32_t top = rtr_wait_top();
-	if (kind == RTR_WAIT_PRIMITIVE &&
-	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
+	if (rtr_wait_stands(state, kind, top))
 		return 0; /* the enclosing call's state stands */
 	uint32_t entry = kind == RTR_WAIT_SCOPE ? state | RTR_SCOPE : state;
 	if (top == entry)

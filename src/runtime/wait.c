@@ -25,8 +25,7 @@ rtr_wait_begin_slow(uint32_t state, int kind)
 	if (kind == RTR_WAIT_SCOPE)
 		rtr_user_thread(); /* its Running base goes below */
 	uint32_t top = rtr_wait_top();
-	if (kind == RTR_WAIT_PRIMITIVE &&
-	    ((top & RTR_SCOPE) || (top & ~RTR_SCOPE) == state))
+	if (rtr_wait_stands(state, kind, top))
 		return 0; /* the enclosing call's state stands */
 	if (rtr_depth > 0 && rtr_depth <= RTR_STACK &&
 	    (rtr_stack[rtr_depth - 1] >> RTR_CLASS_SHIFT & 7u) ==
