@@ -14,6 +14,8 @@
 #include "runtime/live.h"
 
 #define BATCH_KMAX 128 /* items a timed pair stands for, at most */
+#define BATCH_RING 8   /* values an item's or a gap's estimate is from */
+#define BATCH_WARM 3   /* gaps a thread measures before any is estimated */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define batch_ticks() __rdtsc()
@@ -23,13 +25,23 @@
 
 ACCT_TLS uint32_t acct_batch, acct_skip;
 
+/* The last BATCH_RING values measured of a figure, and the estimate
+ * taken from them: their lower median, so that one item or gap that a
+ * preemption or a page fault stretched (they only ever lengthen) moves
+ * nothing. */
+struct batch_ring {
+	uint64_t v[BATCH_RING];
+	uint32_t n, at; /* values held (to BATCH_RING), the next slot */
+};
+
 /* The thread's figures of its items: the start of the timed one, the
- * mean ticks of a timed item and of the gap between two items (0: none
- * measured yet) and of what timing adds to a span between two reads
- * (below), the end of the last timed item when the next starts with a
- * read (0: it does not), whether the timed one's gap before it was
- * measured. */
-static ACCT_TLS uint64_t item_t0, mean_item, mean_gap, mean_read, prev_end;
+ * estimates of a timed item and of the gap between two items (0: none
+ * measured yet; from the rings) and of what timing adds to a span
+ * between two reads (below), the end of the last timed item when the
+ * next starts with a read (0: it does not), whether the timed one's gap
+ * before it was measured. */
+static ACCT_TLS uint64_t item_t0, est_item, est_gap, mean_read, prev_end;
+static ACCT_TLS struct batch_ring item_ring, gap_ring;
 static ACCT_TLS int gap_taken;
 /* the items the mixed burst may hold (its untimed items: skip0 less
  * acct_skip), of those the ones already in the calls served, and the
@@ -39,6 +51,12 @@ static ACCT_TLS uint32_t skip0, counted, bfn, rnd = 2463534242u;
 
 static uint64_t sample_ns = 16000; /* DWORK_ACCOUNT_SAMPLE_US */
 static uint64_t sample_ticks;      /* its ticks, once known */
+/* What timing adds to a span between two reads is learnt (below), and
+ * items of a burst shorter than the timed ones look like it: no more
+ * than this is believed (two TSC reads and the slot's stores take tens
+ * of ns) */
+#define BATCH_READ_MAX_NS 1000
+static uint64_t read_max_ticks;
 
 int64_t
 acct_sample_parse(const char *us)
@@ -63,6 +81,25 @@ static void __attribute__((constructor)) batch_init_env(void)
 		sample_ns = (uint64_t)ns;
 }
 
+/* x measured: the ring's estimate with it (at most once per timed
+ * item: rare where items are short). */
+static uint64_t
+ring_add(struct batch_ring *r, uint64_t x)
+{
+	r->v[r->at] = x;
+	r->at = (r->at + 1) % BATCH_RING;
+	if (r->n < BATCH_RING)
+		r->n++;
+	uint64_t v[BATCH_RING];
+	for (uint32_t i = 0; i < r->n; i++) {
+		uint32_t j = i;
+		for (; j && v[j - 1] > r->v[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = r->v[i];
+	}
+	return v[(r->n - 1) / 2];
+}
+
 /* v moves 1/2^sh of the way to x (an exponential mean). */
 static uint64_t
 ema(uint64_t v, uint64_t x, int sh)
@@ -82,6 +119,9 @@ acct_batch_begin(int depth)
 		if (!t)
 			return outer; /* the process is too young for the rate
 			               */
+		__atomic_store_n(&read_max_ticks,
+		                 acct_ns_ticks(BATCH_READ_MAX_NS),
+		                 __ATOMIC_RELAXED);
 		__atomic_store_n(&sample_ticks, t, __ATOMIC_RELAXED);
 	}
 	acct_batch = (uint32_t)depth + 1;
@@ -124,10 +164,8 @@ acct_item_begin(uint32_t id)
 	item_t0 = s->since;
 	/* the gap before it, timed at both ends */
 	gap_taken = prev_end && item_t0 > prev_end;
-	if (gap_taken) {
-		uint64_t g = item_t0 - prev_end;
-		mean_gap = mean_gap ? ema(mean_gap, g, 2) : g;
-	}
+	if (gap_taken)
+		est_gap = ring_add(&gap_ring, item_t0 - prev_end);
 	prev_end = 0;
 }
 
@@ -139,8 +177,8 @@ static uint32_t
 next_skip(uint64_t item)
 {
 	uint64_t st = __atomic_load_n(&sample_ticks, __ATOMIC_RELAXED);
-	if (!gap_taken || !st || item >= st)
-		return 0;
+	if (!gap_taken || !st || item >= st || gap_ring.n < BATCH_WARM)
+		return 0; /* the first gaps all timed: no estimate from one */
 	uint64_t k = st / (item + 1);
 	if (k > BATCH_KMAX)
 		k = BATCH_KMAX;
@@ -169,7 +207,7 @@ acct_item_end(uint32_t below, int fn)
 	uint32_t skip = gap_taken && bfn && bfn == s->sid ? next_skip(item) : 0;
 	if (skip) /* shown while the burst runs */
 		__atomic_store_n(&s->fn, bfn, __ATOMIC_RELAXED);
-	mean_item = mean_item ? ema(mean_item, item, 2) : item;
+	est_item = ring_add(&item_ring, item);
 	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
 	uint32_t q = s->seq + 1;
 	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
@@ -191,9 +229,11 @@ acct_item_end(uint32_t below, int fn)
 static void
 learn_read(uint64_t n, uint64_t span)
 {
-	uint64_t raw = n * mean_item + (n + 1) * mean_gap;
+	uint64_t raw = n * est_item + (n + 1) * est_gap;
 	uint64_t r = raw > span ? (raw - span) / (2 * n) : 0;
-	uint64_t top = mean_item < mean_gap ? mean_item : mean_gap;
+	uint64_t top = est_item < est_gap ? est_item : est_gap,
+	         max = __atomic_load_n(&read_max_ticks, __ATOMIC_RELAXED);
+	top = top < max ? top : max;
 	mean_read = ema(mean_read, r < top ? r : top, 3);
 }
 
@@ -204,7 +244,7 @@ learn_read(uint64_t n, uint64_t span)
  * time, so they are what is estimated (from the pairs of timed items,
  * less what timing added to them), and the rest is useful: the items'
  * own differences in length go where they belong.  A burst over twice
- * as long as its items and gaps would take at their means was most
+ * as long as its items and gaps would take by their estimates was
  * likely preempted (a thread that shares its CPU), and the gap estimate
  * would give all that wait to the items: such a burst is split as its
  * items and gaps would share it, as a timed thread's preemption falls
@@ -218,16 +258,15 @@ acct_mixed_useful(uint64_t span)
 		acct_batch_served(acct_me);
 	acct_skip = skip0 = counted = 0;
 	prev_end = 0;
-	if (!mean_item || !mean_gap)
+	if (!est_item || !est_gap)
 		return 0;
-	int outlier = span > 2 * (n * mean_item + (n + 1) * mean_gap);
+	int outlier = span > 2 * (n * est_item + (n + 1) * est_gap);
 	if (n && !outlier)
 		learn_read(n, span);
-	uint64_t r = mean_read; /* under both means, which move */
-	r = r < mean_item ? r : mean_item;
-	r = r < mean_gap ? r : mean_gap;
-	uint64_t items = n * (mean_item - r),
-	         gaps = (n + 1) * (mean_gap - r) + r;
+	uint64_t r = mean_read; /* under both estimates, which move */
+	r = r < est_item ? r : est_item;
+	r = r < est_gap ? r : est_gap;
+	uint64_t items = n * (est_item - r), gaps = (n + 1) * (est_gap - r) + r;
 	if (outlier)
 		return (uint64_t)((double)span * (double)items /
 		                  (double)(items + gaps));
