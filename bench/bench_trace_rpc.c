@@ -148,12 +148,19 @@ prep_cpu_ns(void)
 }
 
 /* The worker's CPU time (all its threads) and its helper's, for the
- * timed runs. */
+ * timed runs; the helper's is read outside the window (before the
+ * process's at a block's start, after it at its end: arg "e"). */
 static int
 cpu_ns(const void *arg, size_t len, dw_reply *r)
 {
-	(void)arg, (void)len;
-	uint64_t v[2] = {proc_cpu_ns(), prep_cpu_ns()};
+	uint64_t v[2];
+	if (len == 1 && *(const char *)arg == 'e') {
+		v[0] = proc_cpu_ns();
+		v[1] = prep_cpu_ns();
+	} else {
+		v[1] = prep_cpu_ns();
+		v[0] = proc_cpu_ns();
+	}
 	return dw_reply_set(r, v, sizeof v);
 }
 DW_REGISTER(cpu_ns)
@@ -234,14 +241,16 @@ load_avg(void)
 	return l;
 }
 
-/* The worker's CPU time, and its helper's in *prep (may be NULL). */
+/* The worker's CPU time, and its helper's in *prep (may be NULL); end:
+ * at a block's end. */
 static uint64_t
-worker_cpu_ns(int w, uint64_t *prep)
+worker_cpu_ns(int w, uint64_t *prep, int end)
 {
 	void *res;
 	size_t len;
 	uint64_t v[2] = {0, 0};
-	if (dw_remotecall_fetch(w, "cpu_ns", NULL, 0, &res, &len) == DW_OK &&
+	if (dw_remotecall_fetch(w, "cpu_ns", end ? "e" : "s", 1, &res, &len) ==
+	        DW_OK &&
 	    len == sizeof v)
 		memcpy(v, res, sizeof v);
 	free(res);
@@ -291,7 +300,7 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 		dw_finalize();
 		return 0;
 	}
-	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w, NULL) : 0;
+	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w, NULL, 0) : 0;
 	uint64_t mc0 = proc_cpu_ns();
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
@@ -302,7 +311,8 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 		free(res);
 	}
 	double total = now_s() - t0;
-	uint64_t mc1 = proc_cpu_ns(), wc1 = timed ? worker_cpu_ns(w, NULL) : 0;
+	uint64_t mc1 = proc_cpu_ns(),
+	         wc1 = timed ? worker_cpu_ns(w, NULL, 1) : 0;
 	if (timed)
 		printf("%.6f %.1f\n", total,
 		       n > 0 ? (double)(mc1 - mc0 + wc1 - wc0) / n : 0.0);
@@ -336,7 +346,7 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 		if (n <= 0)
 			break;
 		uint64_t wp0, wp1, mp0 = prep_cpu_ns();
-		uint64_t wc0 = worker_cpu_ns(w, &wp0), mc0 = proc_cpu_ns();
+		uint64_t wc0 = worker_cpu_ns(w, &wp0, 0), mc0 = proc_cpu_ns();
 		double t0 = now_s();
 		for (int i = 0; i < n; i++) {
 			void *res;
@@ -348,7 +358,7 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 		}
 		double wall = now_s() - t0;
 		uint64_t mc1 = proc_cpu_ns(), mp1 = prep_cpu_ns();
-		uint64_t wc1 = worker_cpu_ns(w, &wp1);
+		uint64_t wc1 = worker_cpu_ns(w, &wp1, 1);
 		fprintf(out, "%.1f %.1f %.1f\n", wall * 1e9 / n,
 		        (double)(mc1 - mc0 + wc1 - wc0) / n,
 		        (double)(mp1 - mp0 + wp1 - wp0) / n);
