@@ -23,15 +23,26 @@
  *                             pinned as above (unpinned beside it: which
  *                             thread reads a frame then varies)
  *   trace.rpc_added_ns_per_call  pinned: each pair's CPU time a call on
- *                             less off, the median over the pairs, with
- *                             its interquartile range, the mean of the
- *                             middle half and the figure from wall times;
+ *                             less off of every thread but the tracer's
+ *                             helpers ("dwtrace-prep"), the median over
+ *                             the pairs (.threads, with its interval,
+ *                             interquartile range and mean of the middle
+ *                             half), plus the helpers' CPU time a call,
+ *                             the mean over all traced blocks
+ *                             (.segment_prep: it comes in lumps, a 256 KB
+ *                             chunk of segment every few blocks, which a
+ *                             median sees in some runs and not others);
+ *                             _median_all, the median of the whole
+ *                             difference (the estimate before session 6);
  *                             beside it its bound 1.5 x events_per_call x
  *                             trace.event_ns_in_cluster (one event's CPU
  *                             time in a traced process of the same
  *                             cluster, this run) and their ratio (target
  *                             <= 1); _alone: the median of the pairs whose
- *                             blocks had the CPU to themselves
+ *                             blocks had the CPU to themselves;
+ *                             trace.event_prep_ns_in_cluster: the helper's
+ *                             CPU time an event of those loops, which
+ *                             event_ns (the thread's) leaves out
  *   trace.rpc_load_avg        the 1-minute load average when the pinned
  *                             pairs began and ended
  *   rpc.fetch_instr_per_call, trace.rpc_instr_per_call  instructions per
@@ -101,13 +112,56 @@ proc_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The worker's CPU time (all its threads), for the timed runs. */
+/* CPU time of the tracer's helper thread(s) of this process ("dwtrace-prep":
+ * growing, zero-filling and faulting in the mapped segments, unmapping
+ * full ones), ns from their schedstat (the run time that
+ * CLOCK_PROCESS_CPUTIME_ID sums); 0 untraced. */
+static uint64_t
+prep_cpu_ns(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	uint64_t sum = 0;
+	char path[300], name[32];
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
+		         e->d_name);
+		FILE *f = fopen(path, "r");
+		int is = f && fgets(name, sizeof name, f) &&
+		         !strncmp(name, "dwtrace-prep", 12);
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat",
+		         e->d_name);
+		unsigned long long v;
+		if (is && (f = fopen(path, "r"))) {
+			if (fscanf(f, "%llu", &v) == 1)
+				sum += v;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/* The worker's CPU time (all its threads) and its helper's, for the
+ * timed runs; the helper's is read outside the window (before the
+ * process's at a block's start, after it at its end: arg "e"). */
 static int
 cpu_ns(const void *arg, size_t len, dw_reply *r)
 {
-	(void)arg, (void)len;
-	uint64_t v = proc_cpu_ns();
-	return dw_reply_set(r, &v, sizeof v);
+	uint64_t v[2];
+	if (len == 1 && *(const char *)arg == 'e') {
+		v[0] = proc_cpu_ns();
+		v[1] = prep_cpu_ns();
+	} else {
+		v[1] = prep_cpu_ns();
+		v[0] = proc_cpu_ns();
+	}
+	return dw_reply_set(r, v, sizeof v);
 }
 DW_REGISTER(cpu_ns)
 
@@ -187,25 +241,33 @@ load_avg(void)
 	return l;
 }
 
+/* The worker's CPU time, and its helper's in *prep (may be NULL); end:
+ * at a block's end. */
 static uint64_t
-worker_cpu_ns(int w)
+worker_cpu_ns(int w, uint64_t *prep, int end)
 {
 	void *res;
 	size_t len;
-	uint64_t v = 0;
-	if (dw_remotecall_fetch(w, "cpu_ns", NULL, 0, &res, &len) == DW_OK &&
+	uint64_t v[2] = {0, 0};
+	if (dw_remotecall_fetch(w, "cpu_ns", end ? "e" : "s", 1, &res, &len) ==
+	        DW_OK &&
 	    len == sizeof v)
-		memcpy(&v, res, sizeof v);
+		memcpy(v, res, sizeof v);
 	free(res);
-	return v;
+	if (prep)
+		*prep = v[1];
+	return v[0];
 }
 
 /* The cost of one event in this traced process: the best of 5 rounds of
- * 1,000,000, in this thread's CPU time (ns). */
+ * 1,000,000, in this thread's CPU time (ns); *prep: the helper's CPU
+ * time an event over the 5 rounds (preparing their 80 MB of segments),
+ * which the thread's time leaves out. */
 static double
-event_ns(void)
+event_ns(double *prep)
 {
 	double best = 1e30;
+	uint64_t p0 = prep_cpu_ns();
 	for (int r = 0; r < 5; r++) {
 		double t = thread_cpu_s();
 		for (int i = 0; i < 1000000; i++)
@@ -213,6 +275,7 @@ event_ns(void)
 		t = (thread_cpu_s() - t) * 1e9 / 1e6;
 		best = t < best ? t : best;
 	}
+	*prep = (double)(prep_cpu_ns() - p0) / 5e6;
 	return best;
 }
 
@@ -230,12 +293,14 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 	if (dw_addprocs(1, NULL, &w) != 1)
 		return 1;
 	if (n < 0) {
-		printf("%.6f\n", event_ns());
+		double prep;
+		double ev = event_ns(&prep);
+		printf("%.6f %.3f\n", ev, prep);
 		fflush(stdout);
 		dw_finalize();
 		return 0;
 	}
-	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w) : 0;
+	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w, NULL, 0) : 0;
 	uint64_t mc0 = proc_cpu_ns();
 	double t0 = now_s();
 	for (int i = 0; i < n; i++) {
@@ -246,7 +311,8 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 		free(res);
 	}
 	double total = now_s() - t0;
-	uint64_t mc1 = proc_cpu_ns(), wc1 = timed ? worker_cpu_ns(w) : 0;
+	uint64_t mc1 = proc_cpu_ns(),
+	         wc1 = timed ? worker_cpu_ns(w, NULL, 1) : 0;
 	if (timed)
 		printf("%.6f %.1f\n", total,
 		       n > 0 ? (double)(mc1 - mc0 + wc1 - wc0) / n : 0.0);
@@ -257,7 +323,8 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 
 /* Server: a cluster of one worker that runs a block of calls each time
  * it reads a count on fd rfd and writes the block's wall and CPU time a
- * call (ns, both processes) on wfd; 0 ends it.  Two of them, one traced,
+ * call (ns, both processes) and its tracer helpers' share of that CPU
+ * time on wfd; 0 ends it.  Two of them, one traced,
  * alive at once and pinned to one CPU, let the blocks alternate every
  * few milliseconds, so that both modes meet the same machine. */
 static int
@@ -278,7 +345,8 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 		int n = atoi(line);
 		if (n <= 0)
 			break;
-		uint64_t wc0 = worker_cpu_ns(w), mc0 = proc_cpu_ns();
+		uint64_t wp0, wp1, mp0 = prep_cpu_ns();
+		uint64_t wc0 = worker_cpu_ns(w, &wp0, 0), mc0 = proc_cpu_ns();
 		double t0 = now_s();
 		for (int i = 0; i < n; i++) {
 			void *res;
@@ -289,9 +357,11 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 			free(res);
 		}
 		double wall = now_s() - t0;
-		uint64_t mc1 = proc_cpu_ns(), wc1 = worker_cpu_ns(w);
-		fprintf(out, "%.1f %.1f\n", wall * 1e9 / n,
-		        (double)(mc1 - mc0 + wc1 - wc0) / n);
+		uint64_t mc1 = proc_cpu_ns(), mp1 = prep_cpu_ns();
+		uint64_t wc1 = worker_cpu_ns(w, &wp1, 1);
+		fprintf(out, "%.1f %.1f %.1f\n", wall * 1e9 / n,
+		        (double)(mc1 - mc0 + wc1 - wc0) / n,
+		        (double)(mp1 - mp0 + wp1 - wp0) / n);
 		fflush(out);
 	}
 	dw_finalize();
@@ -334,13 +404,14 @@ srv_start(struct srv *sv, const char *self, const char *trace, int pin)
 	return sv->to && sv->from ? 0 : -1;
 }
 
-/* One block of n calls: wall and CPU time a call (ns). */
+/* One block of n calls: wall and CPU time a call (ns), and the
+ * helpers' part of that CPU time. */
 static void
-srv_block(struct srv *sv, int n, double *wall, double *cpu)
+srv_block(struct srv *sv, int n, double *wall, double *cpu, double *prep)
 {
 	fprintf(sv->to, "%d\n", n);
 	fflush(sv->to);
-	if (fscanf(sv->from, "%lf %lf", wall, cpu) != 2) {
+	if (fscanf(sv->from, "%lf %lf %lf", wall, cpu, prep) != 3) {
 		fprintf(stderr, "bench: a server's block of calls failed\n");
 		exit(1);
 	}
@@ -542,31 +613,38 @@ main(int argc, char **argv)
 	 * the median of the pairs' ratios and differences */
 	int block = quick ? BLOCK / 2 : BLOCK;
 	int pairs = quick ? PAIRS / 10 : PAIRS;
-	double ratio[PAIRS], wratio[PAIRS], added[PAIRS], added_w[PAIRS],
-	    onv[PAIRS], offv[PAIRS], onw[PAIRS], offw[PAIRS];
-	double uoff = 1e30, uon = 1e30, ev = 1e30, alone[PAIRS];
+	double ratio[PAIRS], wratio[PAIRS], added_w[PAIRS], onv[PAIRS],
+	    offv[PAIRS], onw[PAIRS], offw[PAIRS], onp[PAIRS], offp[PAIRS],
+	    added_t[PAIRS], added_all[PAIRS];
+	double uoff = 1e30, uon = 1e30, ev = 1e30, ev_prep = 0, alone[PAIRS];
 	int nalone = 0;
 	struct srv s_off, s_on;
 	double load0 = load_avg();
 	if (srv_start(&s_off, self, "0", 1) != 0 ||
 	    srv_start(&s_on, self, dir, 1) != 0)
 		return 1;
-	srv_block(&s_off, block, &offw[0], &offv[0]); /* warm both up */
-	srv_block(&s_on, block, &onw[0], &onv[0]);
+	/* warm both up */
+	srv_block(&s_off, block, &offw[0], &offv[0], &offp[0]);
+	srv_block(&s_on, block, &onw[0], &onv[0], &onp[0]);
 	for (int r = 0; r < pairs; r++) {
 		for (int j = 0; j < 2; j++) {
 			if ((j == 0) == (r % 2 == 0))
-				srv_block(&s_off, block, &offw[r], &offv[r]);
+				srv_block(&s_off, block, &offw[r], &offv[r],
+				          &offp[r]);
 			else
-				srv_block(&s_on, block, &onw[r], &onv[r]);
+				srv_block(&s_on, block, &onw[r], &onv[r],
+				          &onp[r]);
 		}
 		ratio[r] = onv[r] / offv[r];
 		wratio[r] = onw[r] / offw[r];
-		added[r] = onv[r] - offv[r];
+		added_all[r] = onv[r] - offv[r];
+		/* the threads that make and serve the calls, the helpers'
+		 * lumps (a 256 KB chunk every few blocks) left out */
+		added_t[r] = (onv[r] - onp[r]) - (offv[r] - offp[r]);
 		added_w[r] = onw[r] - offw[r];
 		/* both blocks ran alone on the CPU: wall within 5% of CPU */
 		if (onw[r] < 1.05 * onv[r] && offw[r] < 1.05 * offv[r])
-			alone[nalone++] = added[r];
+			alone[nalone++] = added_all[r];
 		if (getenv("BENCH_BLOCKS"))
 			fprintf(stderr, "block %d off %.0f %.0f on %.0f %.0f\n",
 			        r, offv[r], offw[r], onv[r], onw[r]);
@@ -582,7 +660,8 @@ main(int argc, char **argv)
 		uon = v < uon ? v : uon;
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 		v = run_pinned(self, dir, -1);
-		ev = v < ev ? v : ev;
+		if (v < ev)
+			ev = v, ev_prep = last_cpu_ns;
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	double m = median(ratio, pairs), clo, chi;
@@ -625,20 +704,56 @@ main(int argc, char **argv)
 	    "bench: trace.event_ns_in_cluster = %.2f ns (thread CPU time, "
 	    "best of 3 x 5 rounds of 1,000,000 in a traced master, pinned)\n",
 	    ev);
-	double bound = 1.5 * epc * ev, am = median(added, pairs);
-	median_ci(added, pairs, &clo, &chi);
-	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, each "
-	       "pair's CPU time a call on - off, median of the %d pairs, 95%% "
-	       "interval of the median %.0f-%.0f, interquartile %.0f-%.0f, "
-	       "mean of the middle half %.0f; from wall times %.0f)\n",
-	       am, pairs, clo, chi, quantile(added, pairs, 0.25),
-	       quantile(added, pairs, 0.75), mid_mean(added, pairs),
-	       median(added_w, pairs));
+	printf("bench: trace.event_prep_ns_in_cluster = %.2f ns (the tracer "
+	       "helper's CPU time an event in the same runs, preparing their "
+	       "segments; event_ns leaves it out)\n",
+	       ev_prep);
+	/* The added time: the calling threads' difference, a median over
+	 * the pairs (robust to the noise, which is symmetric between the
+	 * two modes), plus the helpers' mean a call: their work comes in
+	 * lumps (a 256 KB chunk of segment for every ~1,100 calls of a
+	 * process) that fall in one block of a few, so a median of the
+	 * whole difference sees them in some runs and not in others. */
+	double prep_on = 0, prep_off = 0;
+	for (int r = 0; r < pairs; r++)
+		prep_on += onp[r], prep_off += offp[r];
+	prep_on /= pairs, prep_off /= pairs;
+	double prep = prep_on - prep_off;
+	double tm = median(added_t, pairs), tlo, thi;
+	median_ci(added_t, pairs, &tlo, &thi);
+	double bound = 1.5 * epc * ev, am = tm + prep;
+	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, CPU "
+	       "time a call on - off: the calling threads' median over the "
+	       "%d pairs plus the tracer helpers' mean; 95%% interval of the "
+	       "median %.0f-%.0f plus that mean)\n",
+	       am, pairs, tlo + prep, thi + prep);
+	printf("bench: trace.rpc_added_ns_per_call.threads = %.0f ns (every "
+	       "thread but the helpers, each pair on - off, median; 95%% "
+	       "interval %.0f-%.0f, interquartile %.0f-%.0f, mean of the "
+	       "middle half %.0f)\n",
+	       tm, tlo, thi, quantile(added_t, pairs, 0.25),
+	       quantile(added_t, pairs, 0.75), mid_mean(added_t, pairs));
+	qsort(onp, (size_t)pairs, sizeof onp[0], cmp_d);
+	printf("bench: trace.rpc_added_ns_per_call.segment_prep = %.0f ns (the "
+	       "helpers' CPU time a call, 'dwtrace-prep' of both processes, "
+	       "mean over the %d traced blocks; their median %.0f, 3rd "
+	       "quartile %.0f: lumps)\n",
+	       prep, pairs, quantile(onp, pairs, 0.5),
+	       quantile(onp, pairs, 0.75));
+	double amed = median(added_all, pairs), alo, ahi;
+	median_ci(added_all, pairs, &alo, &ahi);
+	printf("bench: trace.rpc_added_ns_per_call_median_all = %.0f ns (the "
+	       "estimate before session 6: the median of the pairs' whole "
+	       "difference, 95%% interval %.0f-%.0f, interquartile "
+	       "%.0f-%.0f; from wall times %.0f)\n",
+	       amed, alo, ahi, quantile(added_all, pairs, 0.25),
+	       quantile(added_all, pairs, 0.75), median(added_w, pairs));
 	if (nalone > 0)
 		printf(
 		    "bench: trace.rpc_added_ns_per_call_alone = %.0f ns (the "
-		    "median of the %d pairs whose two blocks had the CPU to "
-		    "themselves, wall within 5%% of CPU time)\n",
+		    "median of the whole difference of the %d pairs whose two "
+		    "blocks had the CPU to themselves, wall within 5%% of CPU "
+		    "time)\n",
 		    median(alone, nalone), nalone);
 	printf("bench: trace.rpc_added_ns_per_call.target = %.0f ns (1.5 x "
 	       "events_per_call x event_ns, this run)\n",

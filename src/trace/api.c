@@ -4,9 +4,13 @@
 
 #include "trace/record.h"
 
-#define API_ON() rec_likely(__atomic_load_n(&trc_on, __ATOMIC_RELAXED))
+/* The record calls read the hidden copy of the flag (clock.h) */
+/* The record calls side by side in .text.hot: a burst of records after
+ * a context switch fetches their few lines from one page */
+#define API_HOT  __attribute__((hot))
+#define API_ON() rec_likely(__atomic_load_n(&clk_hot.on, __ATOMIC_RELAXED))
 
-DW_API void(dwt_event)(uint32_t type, uint64_t value)
+DW_API API_HOT void(dwt_event)(uint32_t type, uint64_t value)
 {
 	if (API_ON())
 		rec_one(FMT_R_EVENT, type, value);
@@ -47,49 +51,50 @@ DW_API void(dwt_events)(unsigned n, const uint32_t *types,
 	}
 }
 
-DW_API void(dwt_state_push)(uint32_t state)
+DW_API API_HOT void(dwt_state_push)(uint32_t state)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_PUSH, state, 0);
 }
 
-DW_API void(dwt_state_pop)(void)
+DW_API API_HOT void(dwt_state_pop)(void)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_POP, 0, 0);
 }
 
-DW_API void(dwt_state_push_event)(uint32_t state, uint32_t type, uint32_t value)
+DW_API API_HOT void(dwt_state_push_event)(uint32_t state, uint32_t type,
+                                          uint32_t value)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_PUSH, state,
 		        type ? (uint64_t)type << 32 | value : 0);
 }
 
-DW_API void(dwt_state_pop_event)(uint32_t type, uint64_t value)
+DW_API API_HOT void(dwt_state_pop_event)(uint32_t type, uint64_t value)
 {
 	if (API_ON())
 		rec_one(FMT_R_STATE_POP, type, type ? value : 0);
 }
 
-DW_API void(dwt_state_push_event_tsc)(uint64_t tsc, uint32_t state,
-                                      uint32_t type, uint32_t value)
+DW_API API_HOT void(dwt_state_push_event_tsc)(uint64_t tsc, uint32_t state,
+                                              uint32_t type, uint32_t value)
 {
 	if (API_ON())
 		rec_one_at(tsc, FMT_R_STATE_PUSH, state,
 		           type ? (uint64_t)type << 32 | value : 0);
 }
 
-DW_API void(dwt_state_pop_event_tsc)(uint64_t tsc, uint32_t type,
-                                     uint64_t value)
+DW_API API_HOT void(dwt_state_pop_event_tsc)(uint64_t tsc, uint32_t type,
+                                             uint64_t value)
 {
 	if (API_ON())
 		rec_one_at(tsc, FMT_R_STATE_POP, type, type ? value : 0);
 }
 
-DW_API void(dwt_comm)(unsigned flags, uint32_t partner_task,
-                      uint32_t partner_thread, uint32_t tag, uint64_t size,
-                      uint64_t id)
+DW_API API_HOT void(dwt_comm)(unsigned flags, uint32_t partner_task,
+                              uint32_t partner_thread, uint32_t tag,
+                              uint64_t size, uint64_t id)
 {
 	if (!API_ON())
 		return;

@@ -11,7 +11,7 @@
 #include <cpuid.h>
 #endif
 
-int clk_use_tsc;
+struct clk_hot clk_hot __attribute__((aligned(64)));
 int clk_skewed;
 static int64_t skew_off;
 static double skew_ppm;

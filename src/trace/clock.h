@@ -5,7 +5,19 @@
 #include <stdint.h>
 #include <time.h>
 
-extern int clk_use_tsc;
+/* The two words every record reads, on one cache line of their own and
+ * reached PC-relative (hidden): whether the TSC is the clock, and
+ * whether tracing records (a copy of dwt_recording_, kept by trace.c:
+ * the exported flag is reached through the GOT, and in a program that
+ * reads it inline it is a copy in the program's own data, another line
+ * and page).  A record after a context switch touches one line for
+ * both instead of three (docs/tracing.md, "Cost"). */
+struct clk_hot {
+	int use_tsc;
+	int on;
+};
+extern struct clk_hot clk_hot;
+#define clk_use_tsc clk_hot.use_tsc
 extern int clk_skewed;
 
 /* Test hook (DWT_TEST_CLOCK_SKEW): this process's clock made to run off

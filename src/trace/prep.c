@@ -371,6 +371,9 @@ static void *
 prep_main(void *arg)
 {
 	(void)arg;
+	/* named, so that its CPU time can be told from the program's (top
+	 * -H, bench_trace_rpc's segment preparation figure) */
+	pthread_setname_np(pthread_self(), "dwtrace-prep");
 	pthread_mutex_lock(&prep_lock);
 	/* names first (until then a crash hides the thread's records);
 	 * then what running threads wait for; then what the next thread

@@ -59,8 +59,9 @@ trc_err(const char *fmt, ...)
 static void
 trc_set_on(void)
 {
-	__atomic_store_n(&trc_on, trc.initialized && trc.active,
-	                 __ATOMIC_RELEASE);
+	int on = trc.initialized && trc.active;
+	__atomic_store_n(&clk_hot.on, on, __ATOMIC_RELEASE);
+	__atomic_store_n(&trc_on, on, __ATOMIC_RELEASE);
 }
 
 static uint64_t
@@ -280,6 +281,7 @@ dwt_fini(void)
 		pthread_mutex_unlock(&trc.lock);
 		return;
 	}
+	__atomic_store_n(&clk_hot.on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&trc_on, 0, __ATOMIC_RELEASE);
 	trc_refresh_identity();
 	uint64_t t, ns;
