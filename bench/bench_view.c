@@ -15,8 +15,11 @@
  * Paraver, and each writer's peak resident memory (the outputs are
  * streamed).
  *
- * For Perfetto, bytes a packet and packets a record too (the packets
- * counted in the file).  Then instructions per input record from
+ * Perfetto twice: view.perfetto_* is what --format perfetto writes
+ * (compressed packets when the build has libdeflate; with the
+ * compressed packets counted), view.perfetto_plain_* the plain packets
+ * (DWORK_PERFETTO_PLAIN=1), with bytes a packet and packets a record
+ * (the packets counted in the file).  Then instructions per input record from
  * valgrind --tool=callgrind
  * (stable where timings here are not): the whole merge into each format
  * on a trace of BENCH_VIEW_CG_RECORDS records (500,000 by default), the
@@ -94,7 +97,8 @@ static int
 run_merge(void *arg)
 {
 	mg_opts o = {.dir = dir, .threads = merge_threads};
-	const mg_format *f = mg_format_find(format_name);
+	bool plain = !strcmp(format_name, "perfetto_plain");
+	const mg_format *f = mg_format_find(plain ? "perfetto" : format_name);
 	mg_writer *w;
 	mg_report rep;
 	char prefix[600];
@@ -102,6 +106,10 @@ run_merge(void *arg)
 	FILE *out;
 
 	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	if (plain) /* in the child: the writer reads it */
+		setenv("DWORK_PERFETTO_PLAIN", "1", 1);
+	else
+		unsetenv("DWORK_PERFETTO_PLAIN");
 	if (!f || !f->create || f->create(prefix, &w) != DW_OK)
 		return 1;
 	err = mg_merge(&o, w, NULL, &rep);
@@ -218,9 +226,9 @@ print(const char *name, const struct result *r)
 	printf("bench: view.%s_records_per_s.ratio = %.2f\n", name,
 	       r->floor / r->best);
 	printf("bench: view.%s_records_per_s.target = %s records/s\n", name,
-	       !strcmp(name, "perfetto") ? "10000000"
-	       : !strcmp(name, "json")   ? "8000000"
-	                                 : "5000000");
+	       !strncmp(name, "perfetto", 8) ? "10000000"
+	       : !strcmp(name, "json")       ? "8000000"
+	                                     : "5000000");
 	printf("bench: view.%s_records_per_s.merge_floor = %.0f records/s "
 	       "(the merge into no format, then as many bytes written)\n",
 	       name, (double)records_in / r->mfloor);
@@ -232,11 +240,16 @@ print(const char *name, const struct result *r)
 	       name, (double)records_in / r->best2, r->floor / r->best2);
 	printf("bench: view.%s_bytes_per_record = %.1f\n", name,
 	       (double)r->bytes / (double)records_in);
-	if (r->packets)
+	if (r->packets && !strcmp(name, "perfetto_plain"))
 		printf("bench: view.%s_bytes_per_packet = %.1f (%.2f packets "
 		       "a record)\n",
 		       name, (double)r->bytes / (double)r->packets,
 		       (double)r->packets / (double)records_in);
+	else if (r->packets)
+		printf("bench: view.%s_top_packets = %llu (%.0f bytes each: "
+		       "the compressed packets)\n",
+		       name, (unsigned long long)r->packets,
+		       (double)r->bytes / (double)r->packets);
 	printf("bench: view.%s_peak_rss_mb = %.1f MB\n", name,
 	       (double)r->rss_kb / 1024);
 }
@@ -245,7 +258,8 @@ print(const char *name, const struct result *r)
 
 /* bench_view --gen N DIR writes a trace of N records into DIR;
  * bench_view --child FORMAT DIR: one merge of the trace in DIR into
- * FORMAT ("null": the writer that drops its records), for callgrind. */
+ * FORMAT ("null": the writer that drops its records; "perfetto_plain":
+ * Perfetto's plain packets), for callgrind. */
 static int
 child(const char *format, const char *trace)
 {
@@ -302,7 +316,8 @@ instructions(const char *self, const char *trace, const char *format)
 static void
 print_instructions(const char *self)
 {
-	static const char *const formats[] = {"json", "perfetto"};
+	static const char *const formats[] = {"json", "perfetto",
+	                                      "perfetto_plain"};
 	const char *env = getenv("BENCH_VIEW_CG_RECORDS");
 	uint64_t records = env ? strtoull(env, NULL, 10) : 500000ull, core;
 	char trace[sizeof dir];
@@ -351,7 +366,7 @@ main(int argc, char **argv)
 	           *env = getenv("BENCH_VIEW_RECORDS");
 	uint64_t records = env ? strtoull(env, NULL, 10) : 50000000ull;
 	const mg_format *o2 = mg_format_find("otf2");
-	struct result prv, json, otf2, pf;
+	struct result prv, json, otf2, pf, pfp;
 	char report[700];
 	double tgen;
 	long dummy;
@@ -377,6 +392,7 @@ main(int argc, char **argv)
 	}
 	if (measure("prv", report, &prv) || measure("json", report, &json) ||
 	    measure("perfetto", report, &pf) ||
+	    measure("perfetto_plain", report, &pfp) ||
 	    (o2 && o2->create && measure("otf2", report, &otf2)))
 		rc = 1;
 	if (!rc) {
@@ -391,6 +407,7 @@ main(int argc, char **argv)
 		printf("\n");
 		print("json", &json);
 		print("perfetto", &pf);
+		print("perfetto_plain", &pfp);
 		if (o2 && o2->create)
 			print("otf2", &otf2);
 		else

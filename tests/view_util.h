@@ -133,14 +133,14 @@ vu_rand(uint64_t *s)
 }
 
 static inline void
-vu_random_thread(ms_proc *p, uint32_t tid, uint64_t *seed)
+vu_random_thread_n(ms_proc *p, uint32_t tid, uint64_t *seed, int n)
 {
 	ms_thread t;
 	uint64_t now = 1000;
 	int states = 0, funcs = 0;
 
 	ms_thread_open(&t, p, tid);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < n; i++) {
 		uint32_t r = vu_rand(seed) % 100;
 
 		now += vu_rand(seed) % 3 ? vu_rand(seed) % 50 : 0;
@@ -168,7 +168,15 @@ vu_random_thread(ms_proc *p, uint32_t tid, uint64_t *seed)
 }
 
 static inline void
-vu_trace_random(const char *dir, uint64_t seed)
+vu_random_thread(ms_proc *p, uint32_t tid, uint64_t *seed)
+{
+	vu_random_thread_n(p, tid, seed, 300);
+}
+
+/* Two tasks of two threads of n >= 300 random steps each (vu_trace_random's
+ * 300: 1,200 records). */
+static inline void
+vu_trace_random_n(const char *dir, uint64_t seed, int n)
 {
 	for (uint32_t k = 0; k < 2; k++) {
 		ms_proc p;
@@ -180,11 +188,17 @@ vu_trace_random(const char *dir, uint64_t seed)
 			snprintf(name, sizeof name, "fn%d", f);
 			ms_label_func(&p, 0x1000 + (uint64_t)f * 16, name);
 		}
-		ms_proc_end(&p, 40000);
-		vu_random_thread(&p, 0, &seed);
-		vu_random_thread(&p, 1, &seed);
+		ms_proc_end(&p, 40000 + 50 * (uint64_t)(n - 300));
+		vu_random_thread_n(&p, 0, &seed, n);
+		vu_random_thread_n(&p, 1, &seed, n);
 		ms_proc_close(&p);
 	}
+}
+
+static inline void
+vu_trace_random(const char *dir, uint64_t seed)
+{
+	vu_trace_random_n(dir, seed, 300);
 }
 
 /* ---- Merging ------------------------------------------------------------- */

@@ -210,7 +210,7 @@ slice_fast(pf_writer *w, pf_thread *th, uint32_t thread, uint64_t t,
 	uint8_t *p, *q;
 
 	if (e->type == TE_INSTANT || e->name >= 0x80 || thread >= 0x7f ||
-	    d >= (1u << 21) || w->out.cap - w->out.len < 32)
+	    d >= (1u << 21) || w->pk->cap - w->pk->len < 32)
 		return false;
 	if (e->name) {
 		size_t byte = e->name / 8;
@@ -219,7 +219,7 @@ slice_fast(pf_writer *w, pf_thread *th, uint32_t thread, uint64_t t,
 		if (byte >= th->nsent || !(th->sent[byte] & bit))
 			return false; /* to be interned here first */
 	}
-	p = (uint8_t *)ob_end(&w->out);
+	p = (uint8_t *)ob_end(w->pk);
 	q = p + 2;
 	*q++ = F_TIMESTAMP << 3;
 	for (; d >= 0x80; d >>= 7)
@@ -237,7 +237,7 @@ slice_fast(pf_writer *w, pf_thread *th, uint32_t thread, uint64_t t,
 	}
 	p[0] = F_TRACE_PACKET << 3 | 2;
 	p[1] = (uint8_t)(q - p - 2);
-	ob_commit(&w->out, (char *)q);
+	ob_commit(w->pk, (char *)q);
 	th->last = t;
 	w->packets++;
 	return true;
@@ -259,10 +259,10 @@ packet(pf_writer *w, uint32_t thread, uint64_t t, const pf_ev *e)
 
 	if (oom)
 		return DW_ENOMEM;
-	err = ob_need(&w->out, 2 * PF_PACKET);
+	err = pf_need(w, 2 * PF_PACKET);
 	if (err != DW_OK)
 		return err;
-	b.p = (uint8_t *)ob_end(&w->out);
+	b.p = (uint8_t *)ob_end(w->pk);
 	pk = pb_open(&b, F_TRACE_PACKET);
 	pb_uint(&b, F_TIMESTAMP, t - th->last);
 	pb_uint(&b, F_SEQ_ID, thread + 1);
@@ -291,7 +291,7 @@ packet(pf_writer *w, uint32_t thread, uint64_t t, const pf_ev *e)
 		pb_uint(&b, F_TE_FLOW_END, e->flow_end);
 	pb_close(&b, m);
 	pb_close(&b, pk);
-	ob_commit(&w->out, (char *)b.p);
+	ob_commit(w->pk, (char *)b.p);
 	th->last = t;
 	w->packets++;
 	return DW_OK;
@@ -436,11 +436,11 @@ pf_sequence_start(pf_writer *w, uint32_t i)
 	    info->start_real_ns > 0 ? (uint64_t)info->start_real_ns : 0;
 	uint8_t *pk, *m, *n;
 	pb b;
-	dw_err err = ob_need(&w->out, 2 * PF_PACKET);
+	dw_err err = pf_need(w, 2 * PF_PACKET);
 
 	if (err != DW_OK)
 		return err;
-	b.p = (uint8_t *)ob_end(&w->out);
+	b.p = (uint8_t *)ob_end(w->pk);
 	pk = pb_open(&b, F_TRACE_PACKET);
 	pb_uint(&b, F_SEQ_ID, i + 1);
 	pb_uint(&b, F_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -477,7 +477,7 @@ pf_sequence_start(pf_writer *w, uint32_t i)
 	pb_close(&b, n);
 	pb_close(&b, m);
 	pb_close(&b, pk);
-	ob_commit(&w->out, (char *)b.p);
+	ob_commit(w->pk, (char *)b.p);
 	w->packets += 2;
 	return DW_OK;
 }
@@ -491,11 +491,11 @@ pf_process_track(pf_writer *w, uint32_t k)
 	const char *name = t->name ? t->name : "task";
 	uint8_t *pk, *m, *n;
 	pb b;
-	dw_err err = ob_need(&w->out, 2 * PF_PACKET);
+	dw_err err = pf_need(w, 2 * PF_PACKET);
 
 	if (err != DW_OK)
 		return err;
-	b.p = (uint8_t *)ob_end(&w->out);
+	b.p = (uint8_t *)ob_end(w->pk);
 	pk = pb_open(&b, F_TRACE_PACKET);
 	pb_uint(&b, F_SEQ_ID, t->first_thread + 1);
 	m = pb_open(&b, F_TRACK_DESC);
@@ -507,7 +507,7 @@ pf_process_track(pf_writer *w, uint32_t k)
 	pb_close(&b, n);
 	pb_close(&b, m);
 	pb_close(&b, pk);
-	ob_commit(&w->out, (char *)b.p);
+	ob_commit(w->pk, (char *)b.p);
 	w->packets++;
 	return DW_OK;
 }

@@ -64,6 +64,12 @@ typedef struct pf_writer {
 	bool runtime;
 	uint64_t flows;
 	uint64_t packets;
+	/* Where packets are written: &out (plain), or &raw, the chunk to
+	 * compress (perfetto_z.c) */
+	ob *pk;
+	ob raw;
+	struct pf_z *z;
+	uint64_t chunks; /* compressed packets written */
 } pf_writer;
 
 #define PF_BYSTATE 256
@@ -76,6 +82,30 @@ typedef struct pf_ev {
 	uint64_t value;
 	uint64_t flow, flow_end; /* 0: none */
 } pf_ev;
+
+/* ---- Compressed chunks (perfetto_z.c) ---- */
+
+/* Whether this build compresses (libdeflate was found). */
+bool pf_z_available(void);
+/* Chooses where w's packets go (w->pk): into chunks compressed into the
+ * file, unless the build cannot or DWORK_PERFETTO_PLAIN is set (not to
+ * "0"); then into the file as they are.  After ob_open, before the
+ * first packet.  DW_OK or DW_ENOMEM. */
+dw_err pf_z_start(pf_writer *w);
+/* Makes w->pk empty: writes the buffered bytes (plain) or the chunk as
+ * one compressed packet; DW_OK or the output's error. */
+dw_err pf_flush(pf_writer *w);
+/* Writes the last chunk (nothing when plain); before ob_close. */
+dw_err pf_z_finish(pf_writer *w);
+/* Frees what pf_z_start made (also after a failed start). */
+void pf_z_free(pf_writer *w);
+
+/* Room for n bytes (at most a packet's) at ob_end(w->pk). */
+static inline dw_err
+pf_need(pf_writer *w, size_t n)
+{
+	return w->pk->cap - w->pk->len >= n ? DW_OK : pf_flush(w);
+}
 
 /* The iid of a region's name (a state, or a function, run or batch by
  * nest's id); 0 when out of memory. */

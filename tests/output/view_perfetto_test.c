@@ -10,8 +10,21 @@
  * against Perfetto's trace.proto; the same fields read by this decoder
  * must match it packet by packet (so the field numbers and types are
  * Perfetto's, checked by a real protobuf implementation once).
+ *
+ * The writer compresses its packets (TracePacket.compressed_packets,
+ * field 50) when built with libdeflate, unless DWORK_PERFETTO_PLAIN is
+ * set: the decoder inflates them with zlib as trace_processor does (one
+ * zlib or gzip stream a packet, ending where the bytes end, holding a
+ * Trace of plain packets, under 512 KB a packet) and every check runs on
+ * both outputs, which must hold the same packets byte for byte.
  */
 #include "view_util.h"
+
+#ifdef DW_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "output/perfetto_int.h" /* pf_z_available */
 
 #define PD_DEPTH 8
 #define PD_SEQS  64
@@ -106,6 +119,10 @@ typedef struct pd_out {
 	const char *in_name;
 	bool in_debug; /* inside interned_data.debug_annotation_names */
 	uint64_t end_max;
+	/* the packets' bytes as a plain file would hold them */
+	uint8_t *plain;
+	size_t nplain, capplain;
+	uint64_t chunks, top_plain; /* top-level packets: compressed, not */
 } pd_out;
 
 static void
@@ -382,38 +399,145 @@ slurp(const char *path, size_t *n)
 }
 
 static void
+plain_add(pd_out *o, const uint8_t *s, size_t n)
+{
+	if (o->nplain + n > o->capplain) {
+		o->capplain = 2 * (o->nplain + n);
+		o->plain = realloc(o->plain, o->capplain);
+		REQUIRE(o->plain);
+	}
+	memcpy(o->plain + o->nplain, s, n);
+	o->nplain += n;
+}
+
+/* One plain packet (its bytes from p to e). */
+static void
+packet(pd_out *o, const uint8_t *p, const uint8_t *e)
+{
+	o->len = 0;
+	o->has_ts = o->has_te = false;
+	o->p_seq = o->te_type = o->te_name = o->flow = o->flow_end = 0;
+	message(o, "TracePacket", p, e, "packet.");
+	if (strstr(o->buf, "packet.sequence_flags: 1\n") && o->p_seq < PD_SEQS)
+		o->seq[o->p_seq].started = true;
+	if (strstr(o->buf, "packet.track_event.type:"))
+		replay(o);
+	vu_add(&o->c, "packets", 1);
+	o->buf[o->len] = 0;
+	o->lines = realloc(o->lines, (o->nlines + 1) * sizeof *o->lines);
+	o->lines[o->nlines++] = sorted(o->buf);
+}
+
+/* A packet's compressed_packets (field 50) as the only field: the bytes
+ * from *s, *n of them; false when it is not one. */
+static bool
+compressed(const uint8_t *p, const uint8_t *e, const uint8_t **s, size_t *n)
+{
+	uint64_t key, len;
+
+	if (!varint(&p, e, &key) || key != (50 << 3 | 2) ||
+	    !varint(&p, e, &len) || len != (uint64_t)(e - p))
+		return false;
+	*s = p;
+	*n = (size_t)len;
+	return true;
+}
+
+#ifdef DW_HAVE_ZLIB
+/* The bytes inflated as trace_processor's gzip_decompressor.cc does
+ * (zlib or gzip, 32 + MAX_WBITS) and DecompressToBuffer's single frame:
+ * one stream that ends where the bytes end.  NULL when it is not. */
+static uint8_t *
+inflate_all(const uint8_t *s, size_t n, size_t *out)
+{
+	z_stream z = {0};
+	size_t cap = 4 * n + 4096;
+	uint8_t *b = malloc(cap);
+	int r = Z_OK;
+
+	*out = 0;
+	if (!b || inflateInit2(&z, 32 + MAX_WBITS) != Z_OK) {
+		free(b);
+		return NULL;
+	}
+	z.next_in = (Bytef *)s;
+	z.avail_in = (uInt)n;
+	while (r == Z_OK) {
+		if (*out == cap) {
+			cap *= 2;
+			b = realloc(b, cap);
+			REQUIRE(b);
+		}
+		z.next_out = b + *out;
+		z.avail_out = (uInt)(cap - *out);
+		r = inflate(&z, Z_NO_FLUSH);
+		*out = cap - z.avail_out;
+	}
+	inflateEnd(&z);
+	if (r != Z_STREAM_END || z.avail_in) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+#endif
+
+/* A Trace's packets from p to e; inner: inside compressed_packets. */
+static void
+packets(pd_out *o, const uint8_t *p, const uint8_t *e, bool inner)
+{
+	while (o->ok && p < e) {
+		const uint8_t *at = p, *s;
+		uint64_t key, len;
+		size_t n;
+
+		if (!varint(&p, e, &key) || key != (1 << 3 | 2) ||
+		    !varint(&p, e, &len) || len > (uint64_t)(e - p))
+			return bad(o, "not a Trace of packets");
+		if (!compressed(p, p + len, &s, &n)) {
+			plain_add(o, at, (size_t)(p + len - at));
+			packet(o, p, p + len);
+			o->top_plain += !inner;
+			p += len;
+			continue;
+		}
+		/* trace_processor stops on compressed packets inside
+		 * compressed ones (proto_trace_reader.cc) */
+		if (inner)
+			return bad(o,
+			           "compressed packets inside compressed ones");
+		if (p + len - at >= 512 * 1024)
+			return bad(o, "a compressed packet of 512 KB or more");
+#ifdef DW_HAVE_ZLIB
+		{
+			size_t m;
+			uint8_t *b = inflate_all(s, n, &m);
+
+			if (!b)
+				return bad(o, "compressed_packets not one zlib "
+				              "stream");
+			o->chunks++;
+			packets(o, b, b + m, true);
+			free(b);
+		}
+#else
+		(void)s, (void)n;
+		return bad(o, "compressed packets, and no zlib to read them");
+#endif
+		p += len;
+	}
+}
+
+static void
 decode(const char *path, pd_out *o)
 {
 	size_t n = 0;
 	uint8_t *b = slurp(path, &n);
-	const uint8_t *p = b, *e = b + n;
 
 	memset(o, 0, sizeof *o);
 	o->ok = b != NULL;
-	while (o->ok && p < e) {
-		uint64_t key, len;
-
-		if (!varint(&p, e, &key) || key != (1 << 3 | 2) ||
-		    !varint(&p, e, &len) || len > (uint64_t)(e - p)) {
-			bad(o, "not a Trace of packets");
-			break;
-		}
-		o->len = 0;
-		o->has_ts = o->has_te = false;
-		o->p_seq = o->te_type = o->te_name = o->flow = o->flow_end = 0;
-		message(o, "TracePacket", p, p + len, "packet.");
-		p += len;
-		if (strstr(o->buf, "packet.sequence_flags: 1\n") &&
-		    o->p_seq < PD_SEQS)
-			o->seq[o->p_seq].started = true;
-		if (strstr(o->buf, "packet.track_event.type:"))
-			replay(o);
-		vu_add(&o->c, "packets", 1);
-		o->buf[o->len] = 0;
-		o->lines =
-		    realloc(o->lines, (o->nlines + 1) * sizeof *o->lines);
-		o->lines[o->nlines++] = sorted(o->buf);
-	}
+	if (b)
+		packets(o, b, b + n, false);
 	for (size_t i = 0; i < PD_SEQS; i++) {
 		if (o->seq[i].depth)
 			bad(o, "a slice left open at the end");
@@ -430,6 +554,7 @@ pd_free(pd_out *o)
 	for (size_t i = 0; i < o->nlines; i++)
 		free(o->lines[i]);
 	free(o->lines);
+	free(o->plain);
 }
 
 /* protoc's text: the scalar fields with their paths, packet by packet. */
@@ -477,66 +602,123 @@ golden(const char *path, char ***out)
 
 /* ---- The tests ----------------------------------------------------------- */
 
+/* The outputs checked: plain (DWORK_PERFETTO_PLAIN=1), the default
+ * (compressed when the writer can) and DWORK_PERFETTO_PLAIN=0 (the
+ * default too). */
+enum { M_PLAIN, M_DEFAULT, M_ZERO, NMODES };
+static const char *const mode_name[] = {"plain", "default", "PLAIN=0"};
+
 static void
-test_trace_a(void)
+set_mode(int m)
 {
-	const char *dir = tu_tmpdir("view-pf-a");
-	char prefix[600], pf[700], gold[800];
-	rd_errlist errs;
-	mg_report rep;
-	pd_out o;
+	if (m == M_DEFAULT)
+		unsetenv("DWORK_PERFETTO_PLAIN");
+	else
+		setenv("DWORK_PERFETTO_PLAIN", m == M_PLAIN ? "1" : "0", 1);
+}
+
+/* The file's top-level packets are what mode m writes: plain ones only,
+ * or (when this build compresses) compressed ones only. */
+static void
+check_mode(int m, const pd_out *o)
+{
+	if (m == M_PLAIN || !pf_z_available()) {
+		CHECK_EQ_U64(o->chunks, 0);
+		CHECK(o->top_plain > 0);
+	} else {
+		CHECK(o->chunks > 0);
+		CHECK_EQ_U64(o->top_plain, 0);
+	}
+}
+
+/* The same packets, byte for byte, as the plain output's. */
+static void
+check_same(const pd_out *o, const pd_out *plain)
+{
+	CHECK_EQ_U64(o->nplain, plain->nplain);
+	CHECK(o->nplain == plain->nplain &&
+	      !memcmp(o->plain, plain->plain, o->nplain));
+}
+
+static void
+check_trace_a(const pd_out *o)
+{
+	char gold[800];
 	char **g;
 	size_t ng;
 
-	vu_trace_a(dir);
-	snprintf(prefix, sizeof prefix, "%s/out", dir);
-	snprintf(pf, sizeof pf, "%s.pftrace", prefix);
-	rd_errlist_init(&errs, stderr);
-	CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) == DW_OK);
-	CHECK_EQ_U64(rd_errlist_count(&errs), 0);
-	decode(pf, &o);
-	CHECK(o.ok);
+	CHECK(o->ok);
 	/* the known answers (view_util.h) */
-	CHECK_EQ_U64(vu_get(&o.c, "ns.Running"), 1600);
-	CHECK_EQ_U64(vu_get(&o.c, "ns.Waiting a message"), 100);
-	CHECK_EQ_U64(vu_get(&o.c, "ns.Idle"), 300);
-	CHECK_EQ_U64(vu_get(&o.c, "n.compute"), 2);
-	CHECK_EQ_U64(vu_get(&o.c, "n.inner"), 1);
-	CHECK_EQ_U64(vu_get(&o.c, "ns.compute"), 500 + 600);
-	CHECK_EQ_U64(vu_get(&o.c, "ns.inner"), 100);
-	CHECK_EQ_U64(vu_get(&o.c, "slices"), 11 + 3);
-	CHECK_EQ_U64(vu_get(&o.c, "i.Phase: five \"5\""), 1);
-	CHECK_EQ_U64(vu_get(&o.c, "i.Event type 1001"), 1);
-	CHECK_EQ_U64(vu_get(&o.c, "instants"), 2 + 2);
-	CHECK_EQ_U64(vu_get(&o.c, "flows"), 1);
-	CHECK_EQ_U64(vu_get(&o.c, "flows_paired"), 1);
-	CHECK_EQ_U64(vu_get(&o.c, "thread_name"), 2);
-	CHECK_EQ_U64(vu_get(&o.c, "process_name"), 2);
-	CHECK_EQ_U64(o.end_max, 1000);
-	/* the same fields as Perfetto's protos, read by protoc */
+	CHECK_EQ_U64(vu_get(&o->c, "ns.Running"), 1600);
+	CHECK_EQ_U64(vu_get(&o->c, "ns.Waiting a message"), 100);
+	CHECK_EQ_U64(vu_get(&o->c, "ns.Idle"), 300);
+	CHECK_EQ_U64(vu_get(&o->c, "n.compute"), 2);
+	CHECK_EQ_U64(vu_get(&o->c, "n.inner"), 1);
+	CHECK_EQ_U64(vu_get(&o->c, "ns.compute"), 500 + 600);
+	CHECK_EQ_U64(vu_get(&o->c, "ns.inner"), 100);
+	CHECK_EQ_U64(vu_get(&o->c, "slices"), 11 + 3);
+	CHECK_EQ_U64(vu_get(&o->c, "i.Phase: five \"5\""), 1);
+	CHECK_EQ_U64(vu_get(&o->c, "i.Event type 1001"), 1);
+	CHECK_EQ_U64(vu_get(&o->c, "instants"), 2 + 2);
+	CHECK_EQ_U64(vu_get(&o->c, "flows"), 1);
+	CHECK_EQ_U64(vu_get(&o->c, "flows_paired"), 1);
+	CHECK_EQ_U64(vu_get(&o->c, "thread_name"), 2);
+	CHECK_EQ_U64(vu_get(&o->c, "process_name"), 2);
+	CHECK_EQ_U64(o->end_max, 1000);
+	/* the same fields as Perfetto's protos, read by protoc (from the
+	 * plain output; the compressed one holds the same packets) */
 	snprintf(gold, sizeof gold, "%s/trace_a.txt", PF_DATA_DIR);
 	ng = golden(gold, &g);
 	CHECK(ng > 0);
-	CHECK_EQ_U64(ng, o.nlines);
-	for (size_t i = 0; i < ng && i < o.nlines; i++)
-		if (strcmp(g[i], o.lines[i])) {
+	CHECK_EQ_U64(ng, o->nlines);
+	for (size_t i = 0; i < ng && i < o->nlines; i++)
+		if (strcmp(g[i], o->lines[i])) {
 			fprintf(stderr,
 			        "packet %zu: protoc read\n%swe read\n%s", i,
-			        g[i], o.lines[i]);
+			        g[i], o->lines[i]);
 			tu_failures++;
 			break;
 		}
 	for (size_t i = 0; i < ng; i++)
 		free(g[i]);
 	free(g);
-	pd_free(&o);
-	rd_errlist_free(&errs);
+}
+
+static void
+test_trace_a(void)
+{
+	const char *dir = tu_tmpdir("view-pf-a");
+	char prefix[600], pf[700];
+	rd_errlist errs;
+	mg_report rep;
+	pd_out o[NMODES];
+
+	vu_trace_a(dir);
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	snprintf(pf, sizeof pf, "%s.pftrace", prefix);
+	for (int m = 0; m < NMODES; m++) {
+		set_mode(m);
+		rd_errlist_init(&errs, stderr);
+		CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) == DW_OK);
+		CHECK_EQ_U64(rd_errlist_count(&errs), 0);
+		decode(pf, &o[m]);
+		check_trace_a(&o[m]);
+		check_mode(m, &o[m]);
+		check_same(&o[m], &o[M_PLAIN]);
+		rd_errlist_free(&errs);
+	}
+	for (int m = 0; m < NMODES; m++)
+		pd_free(&o[m]);
+	unsetenv("DWORK_PERFETTO_PLAIN");
 	tu_rmtree(dir);
 }
 
-/* Random traces: the figures a viewer finds equal our .prv's. */
-static void
-test_random(void)
+/* A trace of n steps a thread (vu_trace_random_n) merged into Paraver
+ * and Perfetto in each mode: the figures a viewer finds equal our
+ * .prv's, and the packets are the plain output's.  Returns the
+ * compressed packets of the default output. */
+static uint64_t
+random_trace(uint64_t seed, int n)
 {
 	static const struct {
 		const char *prv, *name;
@@ -544,78 +726,110 @@ test_random(void)
 	          {"state.1", "ns.Running"},
 	          {"state.3", "ns.Waiting a message"},
 	          {"state.5", "ns.Synchronization"}};
+	const char *dir = tu_tmpdir("view-pf-r");
+	char prefix[600], pf[700];
+	pd_out o[NMODES];
+	uint64_t chunks;
 
-	for (uint64_t seed = 1; seed <= 4; seed++) {
-		const char *dir = tu_tmpdir("view-pf-r");
-		char prefix[600], pf[700];
+	vu_trace_random_n(dir, seed, n);
+	snprintf(prefix, sizeof prefix, "%s/out", dir);
+	snprintf(pf, sizeof pf, "%s.pftrace", prefix);
+	for (int m = M_PLAIN; m <= M_DEFAULT; m++) {
 		rd_errlist errs;
 		mg_report rep;
 		vu_counts prv;
-		pd_out o;
 
-		vu_trace_random(dir, seed);
-		snprintf(prefix, sizeof prefix, "%s/out", dir);
-		snprintf(pf, sizeof pf, "%s.pftrace", prefix);
+		set_mode(m);
 		rd_errlist_init(&errs, stderr);
 		CHECK(vu_merge(dir, prefix, "prv,perfetto", &rep, &errs) ==
 		      DW_OK);
 		vu_prv_counts(prefix, &prv);
-		decode(pf, &o);
-		CHECK(o.ok);
-		CHECK_EQ_U64(vu_get(&o.c, "flows"), vu_get(&prv, "comms"));
-		CHECK_EQ_U64(vu_get(&o.c, "flows_paired"),
+		decode(pf, &o[m]);
+		CHECK(o[m].ok);
+		check_mode(m, &o[m]);
+		check_same(&o[m], &o[M_PLAIN]);
+		CHECK_EQ_U64(vu_get(&o[m].c, "flows"), vu_get(&prv, "comms"));
+		CHECK_EQ_U64(vu_get(&o[m].c, "flows_paired"),
 		             vu_get(&prv, "comms"));
-		CHECK_EQ_U64(vu_get(&o.c, "instants"),
+		CHECK_EQ_U64(vu_get(&o[m].c, "instants"),
 		             vu_get(&prv, "events") +
 		                 2 * vu_get(&prv, "comms"));
 		for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
-			CHECK_EQ_U64(vu_get(&o.c, st[i].name),
+			CHECK_EQ_U64(vu_get(&o[m].c, st[i].name),
 			             vu_get(&prv, st[i].prv));
-		printf("perfetto: seed %llu: %lld packets, %lld bytes, "
-		       "%.1f bytes per record\n",
-		       (unsigned long long)seed, vu_get(&o.c, "packets"),
-		       vu_get(&o.c, "bytes"),
-		       (double)vu_get(&o.c, "bytes") /
+		printf("perfetto: seed %llu, %s: %lld packets (%llu "
+		       "compressed packets), %lld bytes, %.1f bytes per "
+		       "record\n",
+		       (unsigned long long)seed, mode_name[m],
+		       vu_get(&o[m].c, "packets"),
+		       (unsigned long long)o[m].chunks,
+		       vu_get(&o[m].c, "bytes"),
+		       (double)vu_get(&o[m].c, "bytes") /
 		           (double)(rep.states + rep.events + rep.comms + 1));
-		pd_free(&o);
 		rd_errlist_free(&errs);
-		tu_rmtree(dir);
 	}
+	chunks = o[M_DEFAULT].chunks;
+	pd_free(&o[M_PLAIN]);
+	pd_free(&o[M_DEFAULT]);
+	unsetenv("DWORK_PERFETTO_PLAIN");
+	tu_rmtree(dir);
+	return chunks;
+}
+
+static void
+test_random(void)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		random_trace(seed, 300);
+	/* 80,000 records, about 1.6 MB of packets: several compressed
+	 * packets, names interned and clocks carried across them */
+	if (pf_z_available())
+		CHECK(random_trace(5, 20000) > 1);
+	else
+		random_trace(5, 20000);
 }
 
 /* A damaged input merges up to the cut; a bad output leaves nothing. */
 static void
 test_errors(void)
 {
-	const char *dir = tu_tmpdir("view-pf-bad");
-	char prefix[600], path[1200];
-	rd_errlist errs;
-	mg_report rep;
-	pd_out o;
+	for (int m = M_PLAIN; m <= M_DEFAULT; m++) {
+		const char *dir = tu_tmpdir("view-pf-bad");
+		char prefix[600], path[1200];
+		rd_errlist errs;
+		mg_report rep;
+		pd_out o;
 
-	vu_trace_a(dir);
-	snprintf(path, sizeof path, "%s/gold.100.00000000000000a1.0.dwt", dir);
-	REQUIRE(truncate(path, FMT_HEADER_PAGE + 64 + 3 * 16 + 5) == 0);
-	snprintf(prefix, sizeof prefix, "%s/out", dir);
-	rd_errlist_init(&errs, NULL);
-	CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) == DW_OK);
-	CHECK(rd_errlist_count(&errs) > 0);
-	snprintf(path, sizeof path, "%s.pftrace", prefix);
-	decode(path, &o);
-	CHECK(o.ok);
-	CHECK(vu_get(&o.c, "slices") > 0);
-	pd_free(&o);
-	snprintf(prefix, sizeof prefix, "%s/no/such/dir/out", dir);
-	CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) != DW_OK);
-	snprintf(path, sizeof path, "%s.pftrace.tmp", prefix);
-	CHECK(!vu_exists(path));
-	rd_errlist_free(&errs);
-	tu_rmtree(dir);
+		set_mode(m);
+		vu_trace_a(dir);
+		snprintf(path, sizeof path,
+		         "%s/gold.100.00000000000000a1.0.dwt", dir);
+		REQUIRE(truncate(path, FMT_HEADER_PAGE + 64 + 3 * 16 + 5) == 0);
+		snprintf(prefix, sizeof prefix, "%s/out", dir);
+		rd_errlist_init(&errs, NULL);
+		CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) == DW_OK);
+		CHECK(rd_errlist_count(&errs) > 0);
+		snprintf(path, sizeof path, "%s.pftrace", prefix);
+		decode(path, &o);
+		CHECK(o.ok);
+		check_mode(m, &o);
+		CHECK(vu_get(&o.c, "slices") > 0);
+		pd_free(&o);
+		snprintf(prefix, sizeof prefix, "%s/no/such/dir/out", dir);
+		CHECK(vu_merge(dir, prefix, "perfetto", &rep, &errs) != DW_OK);
+		snprintf(path, sizeof path, "%s.pftrace.tmp", prefix);
+		CHECK(!vu_exists(path));
+		rd_errlist_free(&errs);
+		tu_rmtree(dir);
+	}
+	unsetenv("DWORK_PERFETTO_PLAIN");
 }
 
 int
 main(void)
 {
+	printf("perfetto: this build %s its packets\n",
+	       pf_z_available() ? "compresses" : "does not compress");
 	test_trace_a();
 	test_random();
 	test_errors();
