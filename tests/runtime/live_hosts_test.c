@@ -500,6 +500,7 @@ static void
 check_top(const char *mode, const struct known *want, int n, int64_t from,
           struct live_seen *seen)
 {
+	int64_t before = mono_us();
 	char *s = run_top("--once --json");
 	int64_t now = mono_us();
 	char o[4096], self[64] = "";
@@ -516,6 +517,7 @@ check_top(const char *mode, const struct known *want, int n, int64_t from,
 		    .interval_ms = num_after(o, "interval_ms"),
 		    .age_ms = num_after(o, "age_ms"),
 		    .from = from,
+		    .before = before,
 		    .now = now,
 		};
 		printf("live_hosts %s: worker %d (%c) on %s: useful %.3f\n",

@@ -215,6 +215,7 @@ row_ends_with_host(const char *table, int id)
 static void
 check_fractions(int64_t from, struct live_seen *seen)
 {
+	int64_t before = mono_us();
 	char *s = run_top("--once --json");
 	int64_t now = mono_us();
 	const char *w2 = proc_of(s, 2), *w3 = proc_of(s, 3), *m = proc_of(s, 1);
@@ -228,6 +229,7 @@ check_fractions(int64_t from, struct live_seen *seen)
 			    .interval_ms = num_field(w, "interval_ms"),
 			    .age_ms = num_field(w, "age_ms"),
 			    .from = from,
+			    .before = before,
 			    .now = now,
 			};
 		}

@@ -118,30 +118,33 @@ live_naps_in(const struct live_naps *z, int64_t a, int64_t b)
 }
 
 /* What `dwork top` showed of a worker mid-run: its useful fraction, the
- * span it covers, how old it was, and the test's clock before (from:
- * when it began waiting for steady rounds) and after the snapshot. */
+ * span it covers, how old it was, and the test's clock when it began
+ * waiting for steady rounds (from), before the snapshot and after it. */
 struct live_seen {
 	int id;
 	double useful, interval_ms, age_ms;
-	int64_t from, now;
+	int64_t from, before, now;
 };
+
+/* What a STATS frame is allowed to have spent between the worker and
+ * the master's table (us): the longest frame delay seen at load 10-20
+ * was 74 ms, the call in pop_real's trace. */
+#define LIVE_MAX_TRANSIT_US 500000
 
 /*
  * The known answer of a live_seen, once the master has ended (the sleeps
  * still running at the snapshot are in DIR/naps only then).  The
  * fraction covers the worker's last interval (interval_ms), which ended
  * when its figures were taken: at most age_ms before the snapshot,
- * which came before `now`, and after `from` + the span, `from` being
- * seconds (several heartbeats) before the snapshot: that allows a
- * sample in transit for all but a span of the wait, a stall hundreds of
- * times the longest frame delay seen at load 10-20.  The test knows no
- * more of that end, so the known answer is the range of what worker
- * id's sleeps cover of any span of that length ending in that time:
- * *lo and *hi.  Rounds of equal length make it narrow; a loaded machine
- * makes rounds uneven (and an interval as short as 450 ms of rounds of
- * 250) and it widens as they were measured.  (The fraction is piecewise
- * linear in the end, so its extremes lie at the ends of that time or
- * where a sleep's edge meets an edge of the span.)
+ * which came before `now`; at least that and LIVE_MAX_TRANSIT_US before
+ * `before`, after its first sleep and after `from` + the span.  The
+ * test knows no more of that end, so the known answer is the range of
+ * what worker id's sleeps cover of any span of that length ending in
+ * that time: *lo and *hi.  Rounds of equal length make it narrow; a
+ * loaded machine makes rounds uneven (and an interval as short as 450
+ * ms of rounds of 250) and it widens as they were measured.  (The
+ * fraction is piecewise linear in the end, so its extremes lie at the
+ * ends of that time or where a sleep's edge meets an edge of the span.)
  */
 static void
 live_known_range(const char *dir, const struct live_seen *w, double *lo,
@@ -153,6 +156,9 @@ live_known_range(const char *dir, const struct live_seen *w, double *lo,
 	int64_t L = (int64_t)(w->interval_ms * 1000 + 0.5);
 	int64_t ehi = w->now - (int64_t)((w->age_ms - 1) * 1000);
 	int64_t elo = (z.t0[0] > w->from ? z.t0[0] : w->from) + L;
+	int64_t late =
+	    w->before - (int64_t)(w->age_ms * 1000) - LIVE_MAX_TRANSIT_US;
+	elo = late > elo ? late : elo;
 	elo = elo < ehi ? elo : ehi;
 	*lo = 1, *hi = 0;
 	for (int i = 0; i < 4 * z.n + 2; i++) {
