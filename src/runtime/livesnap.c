@@ -296,6 +296,7 @@ struct live_row {
 	const char *state;
 	double useful, useful_total; /* fractions of the counted threads */
 	double f_int, f_tot;         /* useful / elapsed, for the POP */
+	double interval_ms; /* the span "useful" covers, up to the figures */
 	uint64_t served, issued, rss, sent, recv;
 	uint32_t queue, counted;
 	double share[ACCT_NCLASS]; /* of the interval's counted time */
@@ -384,10 +385,12 @@ live_row_of(const struct live_w *w, uint64_t now_ms, double elapsed_ns,
 	r->f_tot = elapsed_ns > 0 ? u / elapsed_ns : 0;
 	r->useful = r->useful_total;
 	r->f_int = r->useful_total * n;
+	r->interval_ms = (double)s->at * 1e-6;
 	if (w->have_prev && s->at > w->prev.at) {
 		uint32_t pc;
 		uint64_t pu = live_useful(&w->prev, &pc);
 		double dt = (double)(s->at - w->prev.at);
+		r->interval_ms = dt * 1e-6;
 		r->f_int = u >= pu ? (u - pu) / dt : 0;
 		r->useful = r->f_int / n;
 	}
@@ -482,10 +485,11 @@ live_json(FILE *f, const struct live_row *r, size_t n, double up_s)
 		live_json_str(f, r[i].host);
 		fprintf(f,
 		        ",\"queue\":%u,\"rss_bytes\":%llu,\"bytes_sent\":%llu,"
-		        "\"bytes_received\":%llu,\"age_ms\":%llu}",
+		        "\"bytes_received\":%llu,\"interval_ms\":%.3f,"
+		        "\"age_ms\":%llu}",
 		        r[i].queue, (unsigned long long)r[i].rss,
 		        (unsigned long long)r[i].sent,
-		        (unsigned long long)r[i].recv,
+		        (unsigned long long)r[i].recv, r[i].interval_ms,
 		        (unsigned long long)r[i].age_ms);
 	}
 	fputs("],\"exited\":[", f);

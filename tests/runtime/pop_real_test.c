@@ -33,6 +33,9 @@
 #include "pop_util.h"
 
 #define SLACK_MS 15.0 /* the runtime's latencies on a loaded machine */
+/* a traced run's clock (the TSC, clock-corrected) against the
+ * CLOCK_MONOTONIC a sleep measured itself with: ppm over 300 ms */
+#define CLOCK_SKEW_MS 0.5
 
 static void
 nap_ms(int ms)
@@ -43,28 +46,38 @@ nap_ms(int ms)
 		;
 }
 
-/* {int ms}: sleeps that long (the "work"). */
+/* {int ms}: sleeps that long (the "work"); its result is {int ms,
+ * uint64 slept, uint64 end}: the ms asked, the sleep as it measured it
+ * (a loaded machine makes it longer) and when it ended (CLOCK_MONOTONIC
+ * ns, the master's clock too: one host), the known answers of the test. */
 static int
 pop_work(const void *arg, size_t len, dw_reply *r)
 {
+	unsigned char res[sizeof(int) + 2 * sizeof(uint64_t)];
+	uint64_t t0 = mono_ns(), t1;
 	int ms = 0;
 
 	if (len != sizeof ms)
 		return dw_reply_error(r, "pop_work: bad argument");
 	memcpy(&ms, arg, sizeof ms);
 	nap_ms(ms);
-	return dw_reply_set(r, &ms, sizeof ms);
+	t1 = mono_ns();
+	memcpy(res, &ms, sizeof ms);
+	memcpy(res + sizeof ms, &(uint64_t){t1 - t0}, sizeof t1);
+	memcpy(res + sizeof ms + sizeof t1, &t1, sizeof t1);
+	return dw_reply_set(r, res, sizeof res);
 }
 DW_REGISTER(pop_work)
 
 /* {exported channel}: puts 5 values, 20 ms of work before each; its
- * result is the time it measured its own sleeps to take (a loaded
- * machine makes them longer), the known answer of the test. */
+ * result is {uint64 slept, uint64 put[5]}: the time it measured its own
+ * sleeps to take (a loaded machine makes them longer) and when each put
+ * began (CLOCK_MONOTONIC ns), the known answers of the test. */
 static int
 pop_produce(const void *arg, size_t len, dw_reply *r)
 {
 	dw_channel *ch;
-	uint64_t slept = 0;
+	uint64_t res[6] = {0};
 	int err = DW_OK;
 
 	if (dw_channel_import(arg, len, &ch) != DW_OK)
@@ -73,30 +86,66 @@ pop_produce(const void *arg, size_t len, dw_reply *r)
 		uint64_t t0 = mono_ns();
 
 		nap_ms(20);
-		slept += mono_ns() - t0;
+		res[1 + i] = mono_ns();
+		res[0] += res[1 + i] - t0;
 		err = dw_channel_put(ch, &i, sizeof i);
 	}
 	dw_channel_free(ch);
 	if (err)
 		return dw_reply_error(r, "produce: %s", dw_errmsg());
-	return dw_reply_set(r, &slept, sizeof slept);
+	return dw_reply_set(r, res, sizeof res);
 }
 DW_REGISTER(pop_produce)
+
+/* A figure the master measured, for the test to read from its output:
+ * "known WHAT K NS". */
+static void
+known_note(const char *what, int k, uint64_t ns)
+{
+	printf("known %s %d %" PRIu64 "\n", what, k, ns);
+}
+
+/* Field i of pop_work's result (0: slept, 1: end); 0 when it is not
+ * one. */
+static uint64_t
+work_field(const void *res, size_t n, int i)
+{
+	uint64_t ns = 0;
+
+	if (n == sizeof(int) + 2 * sizeof ns)
+		memcpy(&ns, (const char *)res + sizeof(int) + i * sizeof ns,
+		       sizeof ns);
+	return ns;
+}
 
 static int
 sc_handout(void)
 {
 	dw_future *f[3];
-	int ms = 100, err = DW_OK;
+	int ms = 100, err = DW_OK, nf = 0;
+	uint64_t t0 = mono_ns();
 
 	for (int k = 0; k < 3 && !err; k++) {
+		uint64_t a = mono_ns();
+
 		nap_ms(50); /* the master's own work per hand-out */
+		known_note("nap", k, mono_ns() - a);
 		err = dw_remotecall(k + 2, "pop_work", &ms, sizeof ms, &f[k]);
+		nf += !err;
+		known_note("handout", k, mono_ns() - t0);
 	}
-	for (int k = 0; k < 3 && !err; k++) {
-		err = dw_future_wait(f[k]);
+	known_note("waitfrom", 0, mono_ns());
+	for (int k = 0; k < nf; k++) {
+		const void *res;
+		size_t n;
+
+		if (!err && !(err = dw_future_fetch(f[k], &res, &n))) {
+			known_note("item", k, work_field(res, n, 0));
+			known_note("itemend", k, work_field(res, n, 1));
+		}
 		dw_future_free(f[k]);
 	}
+	known_note("waitdone", 0, mono_ns());
 	return err;
 }
 
@@ -116,14 +165,16 @@ sc_chain(void)
 		err = dw_remotecall_fetch(2, "pop_work", &ms, sizeof ms, &res,
 		                          &n);
 	if (!err) {
+		known_note("f", 0, work_field(res, n, 0));
 		memcpy(&ms, res, sizeof ms);
 		free(res);
 		ms *= 2;
 		err = dw_remotecall_fetch(3, "pop_work", &ms, sizeof ms, &res,
 		                          &n);
-		free(res);
 	}
 	if (!err) {
+		known_note("g", 0, work_field(res, n, 0));
+		free(res);
 		err = dw_future_wait(side);
 		dw_future_free(side);
 	}
@@ -146,17 +197,21 @@ sc_producer(void)
 	for (int i = 0; i < 5 && !err; i++) {
 		void *d;
 
+		known_note("take", i, mono_ns());
 		if (!(err = dw_channel_take(ch, &d, &n)))
 			free(d);
+		known_note("taken", i, mono_ns());
 	}
 	if (!err) {
 		const void *res;
-		uint64_t slept = 0;
+		uint64_t got[6];
 
 		err = dw_future_fetch(fp, &res, &n);
-		if (!err && n == sizeof slept) {
-			memcpy(&slept, res, sizeof slept);
-			printf("producer_slept_ns %" PRIu64 "\n", slept);
+		if (!err && n == sizeof got) {
+			memcpy(got, res, sizeof got);
+			known_note("producer", 0, got[0]);
+			for (int i = 0; i < 5; i++)
+				known_note("put", i, got[1 + i]);
 		}
 		dw_future_free(fp);
 	}
@@ -183,6 +238,42 @@ child(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* What the master measured (its "known WHAT K NS" line), in ms; a
+ * missing line fails the test. */
+static double
+known_ms(const char *dir, const char *what, int k)
+{
+	char path[700], line[128], w[32];
+	unsigned long long ns;
+	int i;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/master.out", dir);
+	f = fopen(path, "r");
+	REQUIRE(f != NULL);
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "known %31s %d %llu", w, &i, &ns) == 3 &&
+		    !strcmp(w, what) && i == k) {
+			fclose(f);
+			return (double)ns / 1e6;
+		}
+	fclose(f);
+	fprintf(stderr, "%s: no line \"known %s %d\"\n", path, what, k);
+	tu_failures++;
+	return 0;
+}
+
+/* The scenario's directory is removed, or kept (and named) when a check
+ * failed, for its trace and output to be read. */
+static void
+done(const char *dir)
+{
+	if (tu_failures)
+		printf("pop_real: kept %s\n", dir);
+	else
+		tu_rmtree(dir);
+}
+
 static st_stats *
 run(const char *self, const char *name, char *dir, size_t len)
 {
@@ -196,29 +287,57 @@ path_of(const st_stats *s, const char *fn)
 	return i < s->npath ? s->path[i].ns : 0;
 }
 
+/* The hand-outs as the master and the workers measured them: the
+ * master waits from its last hand-out (from) to the last item's end at
+ * least, to its last result's return (done) at most, for work but
+ * while a result was in transfer (on a loaded machine a frame can wait
+ * for its reader to be scheduled: the network cause); the path holds
+ * the item that ended last (any that ended within the latencies of it)
+ * and the master's own naps before its hand-out. */
 static void
 test_handout(const char *self)
 {
 	char dir[600];
 	st_stats *s = run(self, "handout", dir, sizeof dir);
 	const uint64_t *w0 = &s->task_waits[0];
+	double nap[3], item[3], end[3], last = 0, lo = 1e9, hi = 0, own = 0;
+	double from = known_ms(dir, "waitfrom", 0);
+	double done_ms = known_ms(dir, "waitdone", 0) - from;
+	double net = ms_of(w0[RP_CAUSE_NETWORK]);
 
-	/* the last item: handed out at ~150, done at ~250 */
+	for (int k = 0; k < 3; k++) {
+		nap[k] = known_ms(dir, "nap", k);
+		item[k] = known_ms(dir, "item", k);
+		end[k] = known_ms(dir, "itemend", k) - from;
+		last = end[k] > last ? end[k] : last;
+	}
+	for (int k = 0; k < 3; k++)
+		if (end[k] >= last - SLACK_MS) {
+			lo = item[k] < lo ? item[k] : lo;
+			hi = item[k] > hi ? item[k] : hi;
+			own = 0;
+			for (int j = 0; j <= k; j++)
+				own += nap[j];
+		}
+	printf("handout: the last item ended %.3f ms after the last "
+	       "hand-out, its result was back after %.3f ms\n",
+	       last, done_ms);
+	/* nominally: the last item, handed out at ~150, done at ~250 */
 	within("handout: master waits for work", ms_of(w0[RP_CAUSE_WORK]),
-	       100 - SLACK_MS, 100 + SLACK_MS);
+	       last - net - SLACK_MS, done_ms - net + CLOCK_SKEW_MS);
 	/* what is not work is the links' latency: loopback, but a loaded
 	 * machine delays the reading threads (17 ms seen at load 20), so a
 	 * bound well under the work's 100 ms that would be misattributed */
-	within("handout: master waits for the network",
-	       ms_of(w0[RP_CAUSE_NETWORK]), 0, 50);
-	/* the path: the master's hand-outs (its 150 ms of its own, in no
-	 * function), then the last item */
+	within("handout: master waits for the network", net, 0, 50);
+	/* the path: the master's hand-outs (its naps, in no function),
+	 * then the last item */
 	within("handout: pop_work on the critical path",
-	       ms_of(path_of(s, "pop_work")), 100, 100 + SLACK_MS);
+	       ms_of(path_of(s, "pop_work")), lo - CLOCK_SKEW_MS,
+	       hi + SLACK_MS);
 	within("handout: the rest of the critical path", ms_of(s->path_other),
-	       150, 1e9);
+	       own, 1e9);
 	st_stats_free(s);
-	tu_rmtree(dir);
+	done(dir);
 }
 
 /* The thread named name; SIZE_MAX when there is none. */
@@ -271,10 +390,13 @@ seg_ns(const st_stats *s, size_t i)
 }
 
 /* The path of the chain, from its end back: a piece on worker 3's
- * executor (g, 200 ms), then only the master's, then one on worker 2's
- * (f, 100 ms); nothing of worker 4's 50 ms job. */
+ * executor (g, 200 ms nominal, slept g_ms as measured), then only the
+ * master's, then one on worker 2's (f, 100 ms, slept f_ms); nothing of
+ * worker 4's 50 ms job.  A piece holds its sleep: it is at least as
+ * long, less CLOCK_SKEW_MS of the trace's clock against the one the
+ * sleep measured. */
 static void
-chain_path(const st_stats *s)
+chain_path(const st_stats *s, double f_ms, double g_ms)
 {
 	size_t m = thread_named(s, "master");
 	size_t e2 = thread_named(s, "worker 2 executor 1");
@@ -312,11 +434,11 @@ chain_path(const st_stats *s)
 		       ms_of(g->end));
 	}
 	within("chain: g's piece (worker 3's executor)", ms_of(seg_ns(s, i3)),
-	       200, 200 + SLACK_MS);
+	       g_ms - CLOCK_SKEW_MS, g_ms + SLACK_MS);
 	within("chain: f's piece (worker 2's executor)", ms_of(seg_ns(s, i2)),
-	       100, 100 + SLACK_MS);
-	within("chain: the path from f's start to g's end", ms_of(span), 300,
-	       300 + SLACK_MS);
+	       f_ms - CLOCK_SKEW_MS, f_ms + SLACK_MS);
+	within("chain: the path from f's start to g's end", ms_of(span),
+	       f_ms + g_ms - CLOCK_SKEW_MS, f_ms + g_ms + SLACK_MS);
 	/* worker 4 may hand its trace in on the path, after g: never its
 	 * job, which ran beside f */
 	within("chain: worker 4's executor on the path before g ends",
@@ -329,12 +451,14 @@ test_chain(const char *self)
 {
 	char dir[600], prv[700];
 	st_stats *s = run(self, "chain", dir, sizeof dir);
+	double f = known_ms(dir, "f", 0), g = known_ms(dir, "g", 0);
 
 	within("chain: pop_work on the critical path",
-	       ms_of(path_of(s, "pop_work")), 300, 300 + SLACK_MS);
+	       ms_of(path_of(s, "pop_work")), f + g - CLOCK_SKEW_MS,
+	       f + g + SLACK_MS);
 	CHECK(s->path_messages >= 4);
 	CHECK(s->path_length <= s->ideal && s->path_length >= 300 * 1000000ull);
-	chain_path(s);
+	chain_path(s, f, g);
 	snprintf(prv, sizeof prv, "%s/trace.prv", dir);
 	within("chain: the path's time in waits", ms_of(path_in_waits(s, prv)),
 	       0, 0);
@@ -342,48 +466,42 @@ test_chain(const char *self)
 	       "ms), %" PRIu64 " messages\n",
 	       ms_of(s->path_length), ms_of(s->ideal), s->path_messages);
 	st_stats_free(s);
-	tu_rmtree(dir);
+	done(dir);
 }
 
-/* What the producer measured its five sleeps to take, from the
- * master's output (a missing line fails the test). */
-static double
-producer_slept_ms(const char *dir)
-{
-	char path[700], line[128];
-	unsigned long long ns = 0;
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/master.out", dir);
-	f = fopen(path, "r");
-	REQUIRE(f != NULL);
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "producer_slept_ns %llu", &ns) == 1)
-			break;
-	fclose(f);
-	CHECK(ns > 0);
-	printf("producer: its sleeps took %.3f ms (nominal 100)\n",
-	       (double)ns / 1e6);
-	return (double)ns / 1e6;
-}
-
+/* Five puts, 20 ms of work before each, the first after the call:
+ * the master waits for the producer from each take until the put that
+ * feeds it is sent (the call's own transfer to the producer included:
+ * a loaded machine can hold it for tens of ms, 74 ms seen), as the two
+ * measured it: at least from each take to the put's start, at most the
+ * takes' time less the puts' transfers (the network cause); about as
+ * long as the producer's sleeps took. */
 static void
 test_producer(const char *self)
 {
 	char dir[600];
 	st_stats *s = run(self, "producer", dir, sizeof dir);
 	const uint64_t *w0 = &s->task_waits[0];
-	double slept = producer_slept_ms(dir);
+	double slept = known_ms(dir, "producer", 0), wait = 0, took = 0;
+	double net = ms_of(w0[RP_CAUSE_NETWORK]);
 
-	/* five puts, 20 ms of work before each, the first after the call:
-	 * the master waits for the producer as long as its sleeps took */
+	for (int k = 0; k < 5; k++) {
+		double t = known_ms(dir, "take", k);
+		double d = known_ms(dir, "put", k) - t;
+
+		wait += d > 0 ? d : 0;
+		took += known_ms(dir, "taken", k) - t;
+	}
+	printf("producer: its sleeps took %.3f ms (nominal 100), the takes "
+	       "%.3f ms, %.3f ms of it before the puts\n",
+	       slept, took, wait);
 	within("producer: master waits for the producer",
-	       ms_of(w0[RP_CAUSE_PRODUCER]), slept - SLACK_MS,
-	       slept + SLACK_MS);
+	       ms_of(w0[RP_CAUSE_PRODUCER]), wait - SLACK_MS,
+	       took - net + CLOCK_SKEW_MS);
 	within("producer: master waits for work", ms_of(w0[RP_CAUSE_WORK]), 0,
 	       SLACK_MS);
 	st_stats_free(s);
-	tu_rmtree(dir);
+	done(dir);
 }
 
 int
