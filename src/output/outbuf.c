@@ -53,6 +53,7 @@ ob_open(ob *b, const char *path)
 		return DW_ENOMEM;
 	}
 	b->cap = OB_SIZE;
+	b->freerun = OB_FREERUN;
 	b->fd = sf_create(path, 0644); /* new: nothing planted is followed */
 	if (b->fd < 0) {
 		int e = errno;
@@ -78,10 +79,12 @@ hint_failed(ob *b, int e)
 	return 0;
 }
 
-/* Starts writeback of the whole chunks written, then waits for and drops
- * those more than OB_WINDOW behind: the output's pages in the cache stay
- * about OB_WINDOW, recycled, instead of growing to the dirty limit (where
- * the kernel throttles the writer) with pages it must take fresh. */
+/* Past the freerun, starts writeback of the whole chunks written, then
+ * waits for and drops those more than OB_WINDOW behind: the output's
+ * pages in the cache stay about freerun + OB_WINDOW, recycled, instead of
+ * growing to the dirty limit (where the kernel throttles the writer) with
+ * pages it must take fresh.  An output under the freerun (most) is left
+ * to the kernel's writeback after the merge, as without hints. */
 static dw_err
 writeback(ob *b)
 {
@@ -89,6 +92,11 @@ writeback(ob *b)
 	                      SYNC_FILE_RANGE_WRITE |
 	                      SYNC_FILE_RANGE_WAIT_AFTER;
 
+	if (b->started < b->freerun) { /* the first bytes: as they are */
+		if (b->total < b->freerun + OB_CHUNK)
+			return DW_OK;
+		b->started = b->dropped = b->freerun;
+	}
 	while (!b->nohint && b->total - b->started >= OB_CHUNK) {
 		if (sync_file_range(b->fd, (off_t)b->started, OB_CHUNK,
 		                    SYNC_FILE_RANGE_WRITE) < 0 &&
