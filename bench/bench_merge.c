@@ -3,7 +3,9 @@
  * 50 million records (states, events, user functions, communications,
  * sync records; two hosts, one with a skewed and drifting clock) into
  * Paraver, on one core.  Floor, same run: reading the same files and
- * writing as many bytes as the merge wrote, with no work in between.
+ * writing as many bytes as the merge wrote, with no work in between, the
+ * faster of plain writes and writes through the writers' own output
+ * buffer (writeback started as they go: bench_merge.h, floor_best).
  * The floor is measured twice, each time after a round of the merges, and the
  * best kept, as for the merges.
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
@@ -242,6 +244,7 @@ main(int argc, char **argv)
 	unsigned long long nin = 0, ncomm = 0, moved = 0, unmatched = 0;
 	char report[700];
 	double tgen, tfloor = 1e30, tfloor1, best = 1e30, best2 = 1e30;
+	double fplain, fwin, fplain_best = 1e30, fwin_best = 1e30;
 	long rss_max = 0, rss2_max = 0, dummy;
 	FILE *f;
 	char self[4096];
@@ -270,7 +273,9 @@ main(int argc, char **argv)
 			cleanup();
 			return 1;
 		}
-		in_child(run_floor, NULL, &tfloor1, &dummy);
+		floor_best(run_floor, &tfloor1, &fplain, &fwin);
+		fplain_best = fplain < fplain_best ? fplain : fplain_best;
+		fwin_best = fwin < fwin_best ? fwin : fwin_best;
 		tfloor = tfloor1 < tfloor ? tfloor1 : tfloor;
 	}
 	f = fopen(report, "r");
@@ -285,8 +290,11 @@ main(int argc, char **argv)
 	       nin, tgen, (double)out_bytes / 1e6, ncomm, moved, unmatched);
 	printf("bench: merge.records_per_s = %.0f records/s\n",
 	       (double)nin / best);
-	printf("bench: merge.records_per_s.floor = %.0f records/s\n",
-	       (double)nin / tfloor);
+	printf("bench: merge.records_per_s.floor = %.0f records/s (the faster "
+	       "of plain writes, %.0f, and writes with writeback started as "
+	       "they go, %.0f)\n",
+	       (double)nin / tfloor, (double)nin / fplain_best,
+	       (double)nin / fwin_best);
 	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);
 	printf("bench: merge.records_per_s.target = 10000000 records/s\n");
 	printf("bench: merge.records_per_s_2threads = %.0f records/s "

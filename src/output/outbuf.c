@@ -53,6 +53,7 @@ ob_open(ob *b, const char *path)
 		return DW_ENOMEM;
 	}
 	b->cap = OB_SIZE;
+	b->freerun = OB_FREERUN;
 	b->fd = sf_create(path, 0644); /* new: nothing planted is followed */
 	if (b->fd < 0) {
 		int e = errno;
@@ -64,15 +65,67 @@ ob_open(ob *b, const char *path)
 	return DW_OK;
 }
 
-dw_err
-ob_flush(ob *b)
+/* Hints the file takes or refuses (a pipe, a file system without them)
+ * leave nohint set and the output as it would be without; an I/O error
+ * of the writeback is the output's failure. */
+static int
+hint_failed(ob *b, int e)
+{
+	if (e == EIO || e == ENOSPC) {
+		b->errnum = e;
+		return 1;
+	}
+	b->nohint = 1;
+	return 0;
+}
+
+/* Past the freerun, starts writeback of the whole chunks written, then
+ * waits for and drops those more than OB_WINDOW behind: the output's
+ * pages in the cache stay about freerun + OB_WINDOW, recycled, instead of
+ * growing to the dirty limit (where the kernel throttles the writer) with
+ * pages it must take fresh.  An output under the freerun (most) is left
+ * to the kernel's writeback after the merge, as without hints. */
+static dw_err
+writeback(ob *b)
+{
+	const unsigned wait = SYNC_FILE_RANGE_WAIT_BEFORE |
+	                      SYNC_FILE_RANGE_WRITE |
+	                      SYNC_FILE_RANGE_WAIT_AFTER;
+
+	if (b->started < b->freerun) { /* the first bytes: as they are */
+		if (b->total < b->freerun + OB_CHUNK)
+			return DW_OK;
+		b->started = b->dropped = b->freerun;
+	}
+	while (!b->nohint && b->total - b->started >= OB_CHUNK) {
+		if (sync_file_range(b->fd, (off_t)b->started, OB_CHUNK,
+		                    SYNC_FILE_RANGE_WRITE) < 0 &&
+		    hint_failed(b, errno))
+			return dw_err_from_errno(b->errnum);
+		b->started += OB_CHUNK;
+	}
+	while (!b->nohint && b->started - b->dropped > OB_WINDOW) {
+		if (sync_file_range(b->fd, (off_t)b->dropped, OB_CHUNK, wait) <
+		        0 &&
+		    hint_failed(b, errno))
+			return dw_err_from_errno(b->errnum);
+		(void)posix_fadvise(b->fd, (off_t)b->dropped, OB_CHUNK,
+		                    POSIX_FADV_DONTNEED);
+		b->dropped += OB_CHUNK;
+	}
+	return DW_OK;
+}
+
+/* Writes n bytes from p, then starts or waits for the writeback. */
+static dw_err
+put(ob *b, const char *p, size_t n)
 {
 	size_t done = 0;
 
 	if (b->errnum)
 		return dw_err_from_errno(b->errnum);
-	while (done < b->len) {
-		ssize_t r = write(b->fd, b->buf + done, b->len - done);
+	while (done < n) {
+		ssize_t r = write(b->fd, p + done, n - done);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -82,9 +135,26 @@ ob_flush(ob *b)
 		}
 		done += (size_t)r;
 	}
-	b->total += b->len;
-	b->len = 0;
-	return DW_OK;
+	b->total += n;
+	return writeback(b);
+}
+
+dw_err
+ob_flush(ob *b)
+{
+	dw_err err = put(b, b->buf, b->len);
+
+	if (err == DW_OK)
+		b->len = 0;
+	return err;
+}
+
+dw_err
+ob_write(ob *b, const void *p, size_t n)
+{
+	dw_err err = ob_flush(b);
+
+	return err != DW_OK ? err : put(b, p, n);
 }
 
 dw_err

@@ -1,7 +1,13 @@
 /*
  * A large output buffer written with write(2), and integer formatting by
  * hand: the text writers' hot path (tens of millions of lines) must not
- * go through printf.
+ * go through printf.  Past the first OB_FREERUN bytes, what is written is
+ * handed to the disk in chunks of OB_CHUNK as it goes (sync_file_range),
+ * and a chunk OB_WINDOW behind
+ * the end, once on disk, is dropped from the page cache: an output of
+ * gigabytes keeps a window of the cache, not gigabytes of it, so its
+ * pages are recycled instead of taken fresh (docs/merge.md, "Performance
+ * of the writers").
  */
 #ifndef DW_OUTPUT_OUTBUF_H
 #define DW_OUTPUT_OUTBUF_H
@@ -17,21 +23,37 @@ typedef struct ob {
 	char *path; /* owned */
 	char *buf;
 	size_t len, cap;
-	uint64_t total; /* bytes written to the file so far */
-	int errnum;     /* errno of the first failure, 0 if none */
+	uint64_t total;   /* bytes written to the file so far */
+	uint64_t freerun; /* bytes left to the page cache as they are */
+	uint64_t started; /* bytes handed to writeback (whole chunks) */
+	uint64_t dropped; /* bytes dropped from the page cache */
+	int errnum;       /* errno of the first failure, 0 if none */
+	int nohint;       /* the file takes no sync_file_range (not fatal) */
 } ob;
 
-#define OB_SIZE (1u << 20)
+#define OB_SIZE    (1u << 20)
+#define OB_FREERUN (256u << 20) /* ob_open's freerun (OB_CHUNK's multiple) */
+#define OB_CHUNK   (8u << 20)   /* writeback is started a chunk at a time */
+#define OB_WINDOW  (64u << 20)  /* started but not dropped, at most */
 
 /*
- * Creates (truncates) path for writing with a buffer of OB_SIZE bytes.
+ * Creates (truncates) path for writing with a buffer of OB_SIZE bytes;
+ * b->freerun is OB_FREERUN (a caller may lower it, to a multiple of
+ * OB_CHUNK, before the first write: 0 keeps the window from the start).
  * Returns DW_OK, DW_ENOMEM or the mapped errno (b->errnum set).
  */
 dw_err ob_open(ob *b, const char *path);
 
-/* Writes the buffered bytes; DW_OK or the mapped errno of the failure
- * (kept: later calls fail the same way). */
+/* Writes the buffered bytes, starts writeback of each whole chunk and
+ * drops the chunks more than OB_WINDOW behind (waiting for their
+ * writeback, so it may block on the disk); DW_OK or the mapped errno of
+ * the failure (kept: later calls fail the same way). */
 dw_err ob_flush(ob *b);
+
+/* Flushes, then writes n bytes from p past the buffer, as a flush
+ * would (the same writeback); DW_OK or the mapped errno.  For a caller
+ * whose bytes are already made (bench_merge.h's floor). */
+dw_err ob_write(ob *b, const void *p, size_t n);
 
 /* Flushes, closes and frees; DW_OK or the first error. */
 dw_err ob_close(ob *b);
