@@ -91,10 +91,33 @@ tl_nap(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(tl_nap)
 
+/* ns this thread has waited on a run queue (the second field of
+ * /proc/thread-self/schedstat), 0 where the kernel does not say.  A
+ * thread preempted on a loaded machine stays in the state it was in, so
+ * the trace shows that wait as whatever the thread was doing: between
+ * a marker and the runtime's next state change that is Running, which
+ * no nap measures. */
+static uint64_t
+queued_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
+/* the master's queued_ns() at each marker */
+static uint64_t mark_queued[MK_N];
+
 static void
 mark(uint64_t v)
 {
 	dwt_event(TL_MARK, v);
+	mark_queued[v] = queued_ns();
 }
 
 /* Runs tl_nap(ms) on worker id; adds the measured ns to *sum. */
@@ -119,6 +142,7 @@ call_nap(int id, int ms, uint64_t *sum)
 typedef struct tl_known {
 	uint64_t useful[3];
 	uint64_t init, span_in, span_out;
+	uint64_t queued; /* the master's run-queue wait from MK_START on */
 } tl_known;
 
 static void
@@ -346,7 +370,7 @@ tl_useful(const tl_trace *t, uint32_t task, uint64_t from)
  * which a loaded machine stretches). */
 static void
 check_useful(const tl_trace *t, uint32_t task, uint64_t nominal_ms,
-             uint64_t known)
+             uint64_t known, uint64_t queued)
 {
 	uint64_t from = task == 1 ? t->mark[MK_START] : 0;
 	uint64_t got = tl_useful(t, task, from);
@@ -356,9 +380,13 @@ check_useful(const tl_trace *t, uint32_t task, uint64_t nominal_ms,
 	if (task == 1)
 		printf("task 1: %.3f ms Running inside dw_init, not counted\n",
 		       (tl_useful(t, 1, 0) - got) / 1e6);
+	if (queued)
+		printf("task %u: %.3f ms preempted (on the run queue), allowed "
+		       "over\n",
+		       task, queued / 1e6);
 	CHECK(known >= nominal_ms * MS);
 	CHECK(got + TOL_NS >= known);
-	CHECK(got <= known + TOL_NS);
+	CHECK(got <= known + TOL_NS + queued);
 }
 
 static const tl_thread *
@@ -371,7 +399,11 @@ tl_master(const tl_trace *t)
 	return NULL;
 }
 
-/* The master's wait between markers a and b is state `st`, never Running;
+/* The master's wait between markers a and b is state `st`, never Running
+ * (beyond half a millisecond and the time the master thread sat on a run
+ * queue between the markers: a run at load 5 had it preempted 2.1 ms
+ * between MK_ADD_B's marker and dw_addprocs's first state change, shown
+ * Running as a preempted thread's state stays what it was);
  * clock-sync rounds nested in it show as Synchronization (STATES.md), so
  * `nested` (or st itself) may share the interval. */
 static void
@@ -384,12 +416,14 @@ check_wait(const tl_trace *t, int a, int b, uint32_t st, uint32_t nested,
 	uint64_t in = tl_in_state(m, st, lo, hi);
 	uint64_t sub = nested == st ? 0 : tl_in_state(m, nested, lo, hi);
 	uint64_t run = tl_in_state(m, DWT_STATE_RUNNING, lo, hi);
+	uint64_t queued = mark_queued[b] - mark_queued[a];
 	printf("%s: %.3f ms, %.3f ms in state %u, %.3f ms in state %u, "
-	       "%.3f ms Running\n",
-	       what, len / 1e6, in / 1e6, st, sub / 1e6, nested, run / 1e6);
+	       "%.3f ms Running, %.3f ms preempted\n",
+	       what, len / 1e6, in / 1e6, st, sub / 1e6, nested, run / 1e6,
+	       queued / 1e6);
 	CHECK(in > 0);
-	CHECK((in + sub) * 10 >= len * 9);
-	CHECK(run < MS / 2);
+	CHECK((in + sub) * 10 + queued * 10 >= len * 9);
+	CHECK(run < MS / 2 + queued);
 }
 
 /* A worker that joined at marker `join`: before it, its threads are Not
@@ -481,7 +515,7 @@ check_figures(const tl_trace *t, const char *dir, const char *out,
 		in.lo_ms[i] = (double)(k->useful[i] - TOL_NS) / 1e6;
 		in.hi_ms[i] = (double)(k->useful[i] + TOL_NS) / 1e6;
 	}
-	in.hi_ms[0] += (double)k->init / 1e6;
+	in.hi_ms[0] += (double)(k->init + k->queued) / 1e6;
 	in.t_lo_ms = (double)k->span_in / 1e6;
 	in.t_hi_ms = (double)k->span_out / 1e6;
 	tf_check(&in);
@@ -501,9 +535,10 @@ check_trace(const char *prefix, int a, int b, const tl_known *k)
 		REQUIRE(t.mark[i] > 0);
 		REQUIRE(i == 1 || t.mark[i] >= t.mark[i - 1]);
 	}
-	check_useful(&t, 1, MASTER_WORK_1 + MASTER_WORK_2, k->useful[0]);
-	check_useful(&t, 2, 2 * A_CALL_1 + A_CALL_2, k->useful[1]);
-	check_useful(&t, 3, B_CALL, k->useful[2]);
+	check_useful(&t, 1, MASTER_WORK_1 + MASTER_WORK_2, k->useful[0],
+	             k->queued);
+	check_useful(&t, 2, 2 * A_CALL_1 + A_CALL_2, k->useful[1], 0);
+	check_useful(&t, 3, B_CALL, k->useful[2], 0);
 	check_joined(&t, 2, MK_ADD_A, MK_ADD_A_DONE);
 	check_joined(&t, 3, MK_ADD_B, MK_ADD_B_DONE);
 	check_removed(&t, 3, MK_RM_B, MK_RM_B_DONE);
@@ -553,7 +588,7 @@ main(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("truth-lifecycle"));
 	snprintf(out, sizeof out, "%s/master.out", dir);
 	dw_options o = {.trace = dir, .no_merge = 0};
-	tl_known k = {{0}, 0, 0, 0};
+	tl_known k = {{0}, 0, 0, 0, 0};
 	uint64_t t0 = mono_ns();
 	if (dw_init_opts(&argc, &argv, &o) != DW_OK)
 		return 1;
@@ -561,6 +596,7 @@ main(int argc, char **argv)
 	k.init = t_ready - t0;
 	int a = 0, b = 0;
 	master_run(&a, &b, &k);
+	k.queued = queued_ns() - mark_queued[MK_START];
 	k.span_in = mono_ns() - t_ready;
 	CHECK(finalize_into(out) == DW_OK);
 	k.span_out = mono_ns() - t0;
