@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "trace/prep_file.h"
@@ -56,45 +55,13 @@ prep_fault_in(int fd, uint64_t idx, unsigned char *m, uint64_t off,
 #endif
 }
 
-/* Zeros written over bytes off..off+len of fd, through the page cache:
- * a fallocated range is unwritten extents, and the first fault on each
- * of its pages reads it in (zero-filled) and then makes it writable, a
- * page at a time, 4.1-4.7 us a page on the test VM (ext4); written,
- * the pages enter the cache by the buffered write path (large folios)
- * and MADV_POPULATE_WRITE only maps them: 0.9-1.2 us a page in all
- * (docs/tracing.md, "Where the added time goes").  Best effort: the
- * space is already reserved, a failure leaves the pages to fault in. */
-static void
-prep_zero_fill(int fd, uint64_t off, uint64_t len)
-{
-	static const unsigned char zeros[64u << 10];
-	struct iovec iov[16];
-	for (int i = 0; i < 16; i++)
-		iov[i] = (struct iovec){(void *)zeros, sizeof zeros};
-	while (len > 0) {
-		uint64_t n = len < sizeof iov / sizeof iov[0] * sizeof zeros
-		                 ? len
-		                 : sizeof iov / sizeof iov[0] * sizeof zeros;
-		int k = (int)((n + sizeof zeros - 1) / sizeof zeros);
-		iov[k - 1].iov_len = n - (uint64_t)(k - 1) * sizeof zeros;
-		ssize_t w = pwritev(fd, iov, k, (off_t)off);
-		iov[k - 1].iov_len = sizeof zeros;
-		if (w <= 0)
-			return;
-		off += (uint64_t)w;
-		len -= (uint64_t)w;
-	}
-}
-
-/* Grows fd by segment idx, its zeros written (before anyone can record
- * into it), and maps it. */
+/* Grows fd by segment idx and maps it. */
 unsigned char *
 prep_grow(int fd, uint64_t idx)
 {
-	uint64_t off = prep_seg_off(idx), seg = trc.cfg.segment_size;
-	if (posix_fallocate(fd, (off_t)off, (off_t)seg))
+	if (posix_fallocate(fd, (off_t)prep_seg_off(idx),
+	                    (off_t)trc.cfg.segment_size))
 		return NULL;
-	prep_zero_fill(fd, off, seg);
 	return prep_mapseg(fd, idx);
 }
 
