@@ -106,7 +106,7 @@ typedef struct pd_seq {
 typedef struct pd_out {
 	bool ok;      /* every byte decoded, every rule held */
 	char **lines; /* per packet, sorted fields, "\n"-joined */
-	size_t nlines;
+	size_t nlines, caplines;
 	vu_counts c;
 	pd_seq seq[PD_SEQS];
 	uint64_t flows_open[256], nflows_open;
@@ -424,7 +424,11 @@ packet(pd_out *o, const uint8_t *p, const uint8_t *e)
 		replay(o);
 	vu_add(&o->c, "packets", 1);
 	o->buf[o->len] = 0;
-	o->lines = realloc(o->lines, (o->nlines + 1) * sizeof *o->lines);
+	if (o->nlines == o->caplines) { /* doubled: 100k packets a trace */
+		o->caplines = o->caplines ? 2 * o->caplines : 256;
+		o->lines = realloc(o->lines, o->caplines * sizeof *o->lines);
+		REQUIRE(o->lines);
+	}
 	o->lines[o->nlines++] = sorted(o->buf);
 }
 
