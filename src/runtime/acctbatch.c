@@ -28,9 +28,12 @@ ACCT_TLS uint32_t acct_batch, acct_skip;
 /* The last BATCH_RING values measured of a figure, and the estimate
  * taken from them: their lower median, so that one item or gap that a
  * preemption or a page fault stretched (they only ever lengthen) moves
- * nothing. */
+ * nothing.  The values are kept in the order they came and sorted, so
+ * that a new one replaces the oldest in place (a few moves, not a sort
+ * of them all: a timed item or gap adds one). */
 struct batch_ring {
-	uint64_t v[BATCH_RING];
+	uint64_t v[BATCH_RING];      /* as measured, the oldest at at */
+	uint64_t sorted[BATCH_RING]; /* the same n values, ascending */
 	uint32_t n, at; /* values held (to BATCH_RING), the next slot */
 };
 
@@ -81,23 +84,27 @@ static void __attribute__((constructor)) batch_init_env(void)
 		sample_ns = (uint64_t)ns;
 }
 
-/* x measured: the ring's estimate with it (at most once per timed
- * item: rare where items are short). */
+/* x measured: the ring's estimate with it.  x takes the oldest
+ * value's place in the sorted values (a new place at the end while the
+ * ring fills) and moves to where it belongs. */
 static uint64_t
 ring_add(struct batch_ring *r, uint64_t x)
 {
+	uint64_t *s = r->sorted;
+	uint32_t n = r->n, i = n;
+	if (n == BATCH_RING)
+		for (i = 0; s[i] != r->v[r->at]; i++)
+			;
+	else
+		r->n = ++n;
 	r->v[r->at] = x;
 	r->at = (r->at + 1) % BATCH_RING;
-	if (r->n < BATCH_RING)
-		r->n++;
-	uint64_t v[BATCH_RING];
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint32_t j = i;
-		for (; j && v[j - 1] > r->v[i]; j--)
-			v[j] = v[j - 1];
-		v[j] = r->v[i];
-	}
-	return v[(r->n - 1) / 2];
+	for (; i > 0 && s[i - 1] > x; i--)
+		s[i] = s[i - 1];
+	for (; i + 1 < n && s[i + 1] < x; i++)
+		s[i] = s[i + 1];
+	s[i] = x;
+	return s[(n - 1) / 2];
 }
 
 /* v moves 1/2^sh of the way to x (an exponential mean). */
