@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "runtime/call.h"
 #include "runtime/live.h"
 
 #define BATCH_KMAX 128 /* items a timed pair stands for, at most */
@@ -114,8 +115,11 @@ ema(uint64_t v, uint64_t x, int sh)
 	return x >= v ? v + ((x - v) >> sh) : v - ((v - x) >> sh);
 }
 
+static uint32_t skip_for(uint64_t item);
+static void batch_carry(struct acct_slot *s, uint32_t skip);
+
 uint32_t
-acct_batch_begin(int depth)
+acct_batch_begin(int depth, const char *fn, size_t nl)
 {
 	uint32_t outer = acct_batch;
 	/* the TSC inline path (a slot, the TSC clock) in a plain class */
@@ -134,6 +138,11 @@ acct_batch_begin(int depth)
 	acct_batch = (uint32_t)depth + 1;
 	acct_skip = skip0 = counted = 0;
 	prev_end = 0;
+	struct acct_slot *s = acct_me;
+	uint32_t skip;
+	if (s && acct_cls_now < ACCT_NCLASS && est_item && est_gap &&
+	    (skip = skip_for(est_item)) != 0 && s->sid == call_fn_id(fn, nl))
+		batch_carry(s, skip);
 	return outer;
 }
 
@@ -181,10 +190,10 @@ acct_item_begin(uint32_t id)
  * lengths lines up with the choice.  Timed items come in pairs, the gap
  * between them measured: the estimate of the untimed ones' gaps. */
 static uint32_t
-next_skip(uint64_t item)
+skip_for(uint64_t item)
 {
 	uint64_t st = __atomic_load_n(&sample_ticks, __ATOMIC_RELAXED);
-	if (!gap_taken || !st || item >= st || gap_ring.n < BATCH_WARM)
+	if (!st || item >= st || gap_ring.n < BATCH_WARM)
 		return 0; /* the first gaps all timed: no estimate from one */
 	uint64_t k = st / (item + 1);
 	if (k > BATCH_KMAX)
@@ -195,6 +204,38 @@ next_skip(uint64_t item)
 	rnd ^= rnd >> 17;
 	rnd ^= rnd << 5;
 	return rnd % (uint32_t)(2 * k - 1); /* k - 1 on average */
+}
+
+/* After a timed item: only once the gap before it was measured (a pair). */
+static uint32_t
+next_skip(uint64_t item)
+{
+	return gap_taken ? skip_for(item) : 0;
+}
+
+/* A batch of the function the slot counts, whose items and gaps the
+ * thread has estimates of (its last batches': the rings are warm),
+ * starts with a mixed burst of skip untimed items instead of a timed
+ * pair: the clock is read once here (the carrier's steps before it are
+ * timed as such) and the burst's first gap is the one before its first
+ * item. */
+static void
+batch_carry(struct acct_slot *s, uint32_t skip)
+{
+	uint64_t now = batch_ticks();
+	uint32_t old = acct_cls_now, q = s->seq + 1;
+	__atomic_store_n(&s->fn, s->sid, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->base, old, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, ACCT_CLS_MIXED, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+	acct_cls_now = ACCT_CLS_MIXED;
+	acct_skip = skip0 = skip;
+	bfn = s->sid;
 }
 
 void

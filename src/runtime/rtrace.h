@@ -264,11 +264,13 @@ rtr_run_end(int how, uint32_t type)
 	acct_switch(below);
 }
 
-/* A batch carrier (pmap.c) runs its items. */
+/* A batch carrier (pmap.c) runs its items, of function fn (nl bytes of
+ * its name). */
 static inline uint32_t
-rtr_batch_begin(void)
+rtr_batch_begin(const char *fn, size_t nl)
 {
-	return !rtr_on && acct_on ? acct_batch_begin(rtr_depth) : acct_batch;
+	return !rtr_on && acct_on ? acct_batch_begin(rtr_depth, fn, nl)
+	                          : acct_batch;
 }
 static inline void
 rtr_batch_end(uint32_t outer)

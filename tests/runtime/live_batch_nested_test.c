@@ -24,6 +24,7 @@
 #include "runtime/rtrace.h"
 #include "testutil.h"
 
+#define FN_A    "live_nested_a"
 #define BATCHES 6
 #define ITEMS   200
 
@@ -74,7 +75,7 @@ static void
 one_batch(void)
 {
 	rtr_push(DWT_STATE_OVERHEAD); /* the carrier */
-	uint32_t outer = rtr_batch_begin();
+	uint32_t outer = rtr_batch_begin(FN_A, strlen(FN_A));
 	for (int i = 0; i < ITEMS; i++) {
 		busy_us(2);
 		int how =
@@ -135,7 +136,7 @@ main(int argc, char **argv)
 	}
 	acct_init();
 	REQUIRE(acct_on);
-	id_a = dw_function_id("live_nested_a");
+	id_a = dw_function_id(FN_A);
 	id_b = dw_function_id("live_nested_b");
 	pthread_t t;
 	REQUIRE(pthread_create(&t, NULL, worker, NULL) == 0);

@@ -39,6 +39,7 @@
 #include "runtime/rtrace.h"
 #include "testutil.h"
 
+#define ITEM_FN    "live_batch_item"
 #define BATCHES    4
 #define ITEMS      50
 #define ITEM_US    1000
@@ -70,7 +71,7 @@ static void
 one_batch(int first)
 {
 	rtr_push(DWT_STATE_OVERHEAD); /* the carrier */
-	uint32_t outer = rtr_batch_begin();
+	uint32_t outer = rtr_batch_begin(ITEM_FN, strlen(ITEM_FN));
 	uint64_t last = 0;
 	for (int i = 0; i < ITEMS; i++) {
 		/* the thread's first measured gap (before its second item)
@@ -145,7 +146,7 @@ main(int argc, char **argv)
 	}
 	acct_init();
 	REQUIRE(acct_on);
-	fn_id = dw_function_id("live_batch_item");
+	fn_id = dw_function_id(ITEM_FN);
 	struct acct_snap *before = calloc(1, sizeof *before),
 	                 *after = calloc(1, sizeof *after);
 	REQUIRE(before && after);
