@@ -213,6 +213,25 @@ next_skip(uint64_t item)
 	return gap_taken ? skip_for(item) : 0;
 }
 
+/* The burst since the slot's last read ends at now, in class old; the
+ * thread goes on in cls (ACCT_CLS_MIXED: untimed items between
+ * stretches of base), under the sequence counter. */
+static void
+slot_switch(struct acct_slot *s, uint64_t now, uint32_t old, uint32_t base,
+            uint32_t cls)
+{
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->base, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+	acct_cls_now = cls;
+}
+
 /* A batch of the function the slot counts, whose items and gaps the
  * thread has estimates of (its last batches': the rings are warm),
  * starts with a mixed burst of skip untimed items instead of a timed
@@ -222,18 +241,9 @@ next_skip(uint64_t item)
 static void
 batch_carry(struct acct_slot *s, uint32_t skip)
 {
-	uint64_t now = batch_ticks();
-	uint32_t old = acct_cls_now, q = s->seq + 1;
+	uint32_t old = acct_cls_now;
 	__atomic_store_n(&s->fn, s->sid, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
-	                 __ATOMIC_RELAXED);
-	__atomic_store_n(&s->base, old, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cls, ACCT_CLS_MIXED, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
-	acct_cls_now = ACCT_CLS_MIXED;
+	slot_switch(s, batch_ticks(), old, old, ACCT_CLS_MIXED);
 	acct_skip = skip0 = skip;
 	bfn = s->sid;
 }
@@ -249,23 +259,14 @@ acct_item_end(uint32_t below, int fn)
 		acct_switch(below);
 		return;
 	}
-	uint64_t now = batch_ticks(), d = now - s->since, item = now - item_t0;
+	uint64_t now = batch_ticks(), item = now - item_t0;
 	/* untimed items only where their calls go to the function the
 	 * slot counts (a nested call of another may have moved it) */
 	uint32_t skip = gap_taken && bfn && bfn == s->sid ? next_skip(item) : 0;
 	if (skip) /* shown while the burst runs */
 		__atomic_store_n(&s->fn, bfn, __ATOMIC_RELAXED);
 	est_item = ring_add(&item_ring, item);
-	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
-	uint32_t q = s->seq + 1;
-	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&s->ns[old], s->ns[old] + d, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->base, below, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
-	acct_cls_now = cls;
+	slot_switch(s, now, old, below, skip ? ACCT_CLS_MIXED : below);
 	acct_skip = skip0 = skip;
 	counted = 0;
 	prev_end = skip ? 0 : now;
