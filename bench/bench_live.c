@@ -45,8 +45,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
-#include "bench_util.h"
+#include "bench_pair.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,27 +117,6 @@ cpu_ns(void)
 	for (int i = 0; i < nwpid; i++)
 		ns += cpu_ns_of(wpid[i]);
 	return ns;
-}
-
-/* The 1-minute load average (-1 unknown), printed beside the timings. */
-static double
-load_avg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-	if (f && fscanf(f, "%lf", &l) != 1)
-		l = -1;
-	if (f)
-		fclose(f);
-	return l;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int
@@ -227,84 +205,16 @@ serve(int argc, char **argv, int pmap, int rfd, int wfd)
 		if (n <= 0)
 			break;
 		uint64_t c0 = cpu_ns();
-		double t0 = now_s();
+		double t0 = bu_now_s();
 		if (pmap ? pmap_once(n) : calls(w[0], n))
 			return 1;
-		double wall = now_s() - t0;
+		double wall = bu_now_s() - t0;
 		fprintf(out, "%.2f %.2f\n", wall * 1e9 / n,
 		        (double)(cpu_ns() - c0) / n);
 		fflush(out);
 	}
 	dw_finalize();
 	return 0;
-}
-
-struct srv {
-	pid_t pid;
-	FILE *to, *from;
-};
-
-/* Starts a server with accounting on or off, pinned to CPU 0 (its
- * workers inherit both). */
-static int
-srv_start(struct srv *sv, const char *self, int on, int pmap)
-{
-	int a[2], b[2];
-	if (pipe(a) != 0 || pipe(b) != 0)
-		return -1;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -1;
-	if (sv->pid == 0) {
-		char r[16], w[16], m[4];
-		close(a[1]);
-		close(b[0]);
-		snprintf(r, sizeof r, "%d", a[0]);
-		snprintf(w, sizeof w, "%d", b[1]);
-		snprintf(m, sizeof m, "%d", pmap);
-		const char *aa = getenv("BENCH_LIVE_SAME"); /* an A/A check */
-		setenv("DWORK_ACCOUNT", aa && *aa ? aa : on ? "1" : "0", 1);
-		cpu_set_t cs;
-		CPU_ZERO(&cs);
-		CPU_SET(0, &cs);
-		if (sched_setaffinity(0, sizeof cs, &cs) != 0)
-			_exit(1);
-		execl(self, self, "--serve", m, r, w, (char *)NULL);
-		_exit(1);
-	}
-	close(a[0]);
-	close(b[1]);
-	sv->to = fdopen(a[1], "w");
-	sv->from = fdopen(b[0], "r");
-	return sv->to && sv->from ? 0 : -1;
-}
-
-/* One block of n: wall and CPU time an item (ns). */
-static void
-srv_block(struct srv *sv, int n, double *wall, double *cpu)
-{
-	fprintf(sv->to, "%d\n", n);
-	fflush(sv->to);
-	if (fscanf(sv->from, "%lf %lf", wall, cpu) != 2) {
-		fprintf(stderr, "bench: a server's block failed\n");
-		exit(1);
-	}
-}
-
-static void
-srv_stop(struct srv *sv)
-{
-	fprintf(sv->to, "0\n");
-	fclose(sv->to);
-	fclose(sv->from);
-	waitpid(sv->pid, NULL, 0);
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* A master of n workers timing dwork top against itself. */
@@ -321,12 +231,12 @@ child_top(int argc, char **argv, int n)
 	         DWORK_TOOL_PATH, (int)getpid());
 	double t[20];
 	for (int i = 0; i < 20; i++) {
-		double t0 = now_s();
+		double t0 = bu_now_s();
 		if (system(cmd) != 0)
 			return 1;
-		t[i] = (now_s() - t0) * 1e3;
+		t[i] = (bu_now_s() - t0) * 1e3;
 	}
-	qsort(t, 20, sizeof t[0], cmp_d);
+	qsort(t, 20, sizeof t[0], bp_cmp_d);
 	/* the snapshot holds every process */
 	snprintf(cmd, sizeof cmd, "%s top --once --json --pid %d",
 	         DWORK_TOOL_PATH, (int)getpid());
@@ -348,46 +258,17 @@ child_top(int argc, char **argv, int n)
 	return 0;
 }
 
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof v[0], cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Of a sorted v: the value a fraction q of the way (interpolated). */
-static double
-quantile(const double *v, int n, double q)
-{
-	double x = q * (n - 1);
-	int i = (int)x;
-	return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
-}
-
-/* Of a sorted v: a 95% interval of its median from the order
- * statistics (ranks n/2 -+ 0.98 sqrt(n), no libm needed). */
-static void
-median_ci(const double *v, int n, double *lo, double *hi)
-{
-	int d = 0;
-	while ((double)(d + 1) * (d + 1) <= 0.9604 * n)
-		d++; /* 0.98 sqrt(n), rounded down */
-	int a = n / 2 - d, b = (n - 1) / 2 + d;
-	*lo = v[a < 0 ? 0 : a];
-	*hi = v[b >= n ? n - 1 : b];
-}
-
 /* The pairs' ratios v (sorted here): the median, its 95% interval, the
  * interquartile range and the spread. */
 static void
 print_ratio(const char *name, double *v, int n, const char *what)
 {
-	double m = median(v, n), lo, hi;
-	median_ci(v, n, &lo, &hi);
+	double m = bp_median(v, n), lo, hi;
+	bp_median_ci(v, n, &lo, &hi);
 	printf("bench: %s = %.3f (%s; 95%% interval of the median "
 	       "%.3f-%.3f, interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
-	       name, m, what, lo, hi, quantile(v, n, 0.25),
-	       quantile(v, n, 0.75), v[0], v[n - 1]);
+	       name, m, what, lo, hi, bp_quantile(v, n, 0.25),
+	       bp_quantile(v, n, 0.75), v[0], v[n - 1]);
 }
 
 /* The pinned pairs: a cluster with accounting off and one with it on
@@ -399,33 +280,30 @@ overhead(const char *self, int pmap, int block, int pairs)
 {
 	enum { MAXP = PAIRS > PMAP_PAIRS ? PAIRS : PMAP_PAIRS };
 	static double ratio[MAXP], wratio[MAXP], onv[MAXP], offv[MAXP],
-	    onw[MAXP], offw[MAXP];
-	struct srv s_off, s_on;
-	double load0 = load_avg();
-	if (srv_start(&s_off, self, 0, pmap) != 0 ||
-	    srv_start(&s_on, self, 1, pmap) != 0) {
+	    onf[MAXP][BP_FIGS], offf[MAXP][BP_FIGS];
+	struct bp_srv s_off, s_on;
+	double load0 = bp_load_avg();
+	char m[4];
+	snprintf(m, sizeof m, "%d", pmap);
+	/* BENCH_LIVE_SAME: an A/A check */
+	const char *aa = getenv("BENCH_LIVE_SAME");
+	if (bp_srv_start(&s_off, self, m, "DWORK_ACCOUNT",
+	                 aa && *aa ? aa : "0") != 0 ||
+	    bp_srv_start(&s_on, self, m, "DWORK_ACCOUNT",
+	                 aa && *aa ? aa : "1") != 0) {
 		fprintf(stderr, "bench: cannot start the clusters\n");
 		exit(1);
 	}
-	for (int r = 0; r < 2; r++) { /* warm both up */
-		srv_block(&s_off, block, &offw[0], &offv[0]);
-		srv_block(&s_on, block, &onw[0], &onv[0]);
-	}
+	/* each block's wall and CPU time an item */
+	bp_pairs(&s_off, &s_on, block, 2, pairs, 2, offf, onf);
+	bp_srv_stop(&s_off);
+	bp_srv_stop(&s_on);
 	for (int r = 0; r < pairs; r++) {
-		for (int j = 0; j < 2; j++) {
-			if ((j == 0) == (r % 2 == 0))
-				srv_block(&s_off, block, &offw[r], &offv[r]);
-			else
-				srv_block(&s_on, block, &onw[r], &onv[r]);
-		}
+		offv[r] = offf[r][1];
+		onv[r] = onf[r][1];
 		ratio[r] = onv[r] / offv[r];
-		wratio[r] = onw[r] / offw[r];
-		if (getenv("BENCH_BLOCKS"))
-			fprintf(stderr, "block %d off %.0f %.0f on %.0f %.0f\n",
-			        r, offv[r], offw[r], onv[r], onw[r]);
+		wratio[r] = onf[r][0] / offf[r][0];
 	}
-	srv_stop(&s_off);
-	srv_stop(&s_on);
 	const char *name =
 	    pmap ? "live.overhead_ratio.pmap" : "live.overhead_ratio";
 	const char *unit = pmap ? "item" : "call";
@@ -438,9 +316,9 @@ overhead(const char *self, int pmap, int block, int pairs)
 	         pairs, block, unit,
 	         getenv("BENCH_LIVE_SAME") ? " (BENCH_LIVE_SAME: both alike)"
 	                                   : "",
-	         load0, load_avg());
+	         load0, bp_load_avg());
 	print_ratio(name, ratio, pairs, what);
-	double con = median(onv, pairs), coff = median(offv, pairs);
+	double con = bp_median(onv, pairs), coff = bp_median(offv, pairs);
 	printf("bench: %s.cpu = %.3f (the median block on over the median "
 	       "off, CPU: %.3f us, %.3f us per %s)\n",
 	       name, con / coff, con / 1e3, coff / 1e3, unit);

@@ -74,10 +74,8 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
-#include "bench_util.h"
+#include "bench_pair.h"
 #include <ftw.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,43 +164,11 @@ cpu_ns(const void *arg, size_t len, dw_reply *r)
 DW_REGISTER(cpu_ns)
 
 static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double
 thread_cpu_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Sorts v. */
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof v[0], cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Of a sorted v: the value a fraction q of the way (interpolated). */
-static double
-quantile(const double *v, int n, double q)
-{
-	double x = q * (n - 1);
-	int i = (int)x;
-	return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
 /* Of a sorted v: the mean of its middle half (a quarter cut each end). */
@@ -214,31 +180,6 @@ mid_mean(const double *v, int n)
 	for (int i = lo; i < hi; i++)
 		s += v[i];
 	return s / (hi - lo);
-}
-
-/* Of a sorted v: a 95% confidence interval of its median, from the
- * order statistics (ranks n/2 -+ 0.98 sqrt(n)). */
-static void
-median_ci(const double *v, int n, double *lo, double *hi)
-{
-	int d = (int)(0.98 * sqrt((double)n) + 0.5);
-	int a = n / 2 - d, b = (n - 1) / 2 + d;
-	*lo = v[a < 0 ? 0 : a];
-	*hi = v[b >= n ? n - 1 : b];
-}
-
-/* The 1-minute load average (-1 unknown): printed beside the timings,
- * which depend on it. */
-static double
-load_avg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-	if (f && fscanf(f, "%lf", &l) != 1)
-		l = -1;
-	if (f)
-		fclose(f);
-	return l;
 }
 
 /* The worker's CPU time, and its helper's in *prep (may be NULL); end:
@@ -302,7 +243,7 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 	}
 	uint64_t v = 1, wc0 = timed ? worker_cpu_ns(w, NULL, 0) : 0;
 	uint64_t mc0 = proc_cpu_ns();
-	double t0 = now_s();
+	double t0 = bu_now_s();
 	for (int i = 0; i < n; i++) {
 		void *res;
 		size_t len;
@@ -310,7 +251,7 @@ child(int argc, char **argv, const char *trace, int n, int timed)
 			return 1;
 		free(res);
 	}
-	double total = now_s() - t0;
+	double total = bu_now_s() - t0;
 	uint64_t mc1 = proc_cpu_ns(),
 	         wc1 = timed ? worker_cpu_ns(w, NULL, 1) : 0;
 	if (timed)
@@ -347,7 +288,7 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 			break;
 		uint64_t wp0, wp1, mp0 = prep_cpu_ns();
 		uint64_t wc0 = worker_cpu_ns(w, &wp0, 0), mc0 = proc_cpu_ns();
-		double t0 = now_s();
+		double t0 = bu_now_s();
 		for (int i = 0; i < n; i++) {
 			void *res;
 			size_t len;
@@ -356,7 +297,7 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 				return 1;
 			free(res);
 		}
-		double wall = now_s() - t0;
+		double wall = bu_now_s() - t0;
 		uint64_t mc1 = proc_cpu_ns(), mp1 = prep_cpu_ns();
 		uint64_t wc1 = worker_cpu_ns(w, &wp1, 1);
 		fprintf(out, "%.1f %.1f %.1f\n", wall * 1e9 / n,
@@ -366,64 +307,6 @@ serve(int argc, char **argv, const char *trace, int rfd, int wfd)
 	}
 	dw_finalize();
 	return 0;
-}
-
-struct srv {
-	pid_t pid;
-	FILE *to, *from;
-};
-
-/* Starts a server (trace "0": untraced), pinned to CPU 0 if pin. */
-static int
-srv_start(struct srv *sv, const char *self, const char *trace, int pin)
-{
-	int a[2], b[2];
-	if (pipe(a) != 0 || pipe(b) != 0)
-		return -1;
-	sv->pid = fork();
-	if (sv->pid < 0)
-		return -1;
-	if (sv->pid == 0) {
-		char r[16], w[16];
-		close(a[1]);
-		close(b[0]);
-		snprintf(r, sizeof r, "%d", a[0]);
-		snprintf(w, sizeof w, "%d", b[1]);
-		cpu_set_t cs;
-		CPU_ZERO(&cs);
-		CPU_SET(0, &cs);
-		if (pin && sched_setaffinity(0, sizeof cs, &cs) != 0)
-			_exit(1);
-		execl(self, self, "--serve", trace, r, w, (char *)NULL);
-		_exit(1);
-	}
-	close(a[0]);
-	close(b[1]);
-	sv->to = fdopen(a[1], "w");
-	sv->from = fdopen(b[0], "r");
-	return sv->to && sv->from ? 0 : -1;
-}
-
-/* One block of n calls: wall and CPU time a call (ns), and the
- * helpers' part of that CPU time. */
-static void
-srv_block(struct srv *sv, int n, double *wall, double *cpu, double *prep)
-{
-	fprintf(sv->to, "%d\n", n);
-	fflush(sv->to);
-	if (fscanf(sv->from, "%lf %lf %lf", wall, cpu, prep) != 3) {
-		fprintf(stderr, "bench: a server's block of calls failed\n");
-		exit(1);
-	}
-}
-
-static void
-srv_stop(struct srv *sv)
-{
-	fprintf(sv->to, "0\n");
-	fclose(sv->to);
-	fclose(sv->from);
-	waitpid(sv->pid, NULL, 0);
 }
 
 /* The CPU time a call of the last run (ns, both processes). */
@@ -616,25 +499,22 @@ main(int argc, char **argv)
 	double ratio[PAIRS], wratio[PAIRS], added_w[PAIRS], onv[PAIRS],
 	    offv[PAIRS], onw[PAIRS], offw[PAIRS], onp[PAIRS], offp[PAIRS],
 	    added_t[PAIRS], added_all[PAIRS];
+	static double onf[PAIRS][BP_FIGS], offf[PAIRS][BP_FIGS];
 	double uoff = 1e30, uon = 1e30, ev = 1e30, ev_prep = 0, alone[PAIRS];
 	int nalone = 0;
-	struct srv s_off, s_on;
-	double load0 = load_avg();
-	if (srv_start(&s_off, self, "0", 1) != 0 ||
-	    srv_start(&s_on, self, dir, 1) != 0)
+	struct bp_srv s_off, s_on;
+	double load0 = bp_load_avg();
+	if (bp_srv_start(&s_off, self, "0", NULL, NULL) != 0 ||
+	    bp_srv_start(&s_on, self, dir, NULL, NULL) != 0)
 		return 1;
-	/* warm both up */
-	srv_block(&s_off, block, &offw[0], &offv[0], &offp[0]);
-	srv_block(&s_on, block, &onw[0], &onv[0], &onp[0]);
+	/* each block's wall and CPU time a call and the helpers' part */
+	bp_pairs(&s_off, &s_on, block, 1, pairs, 3, offf, onf);
+	bp_srv_stop(&s_off);
+	bp_srv_stop(&s_on);
 	for (int r = 0; r < pairs; r++) {
-		for (int j = 0; j < 2; j++) {
-			if ((j == 0) == (r % 2 == 0))
-				srv_block(&s_off, block, &offw[r], &offv[r],
-				          &offp[r]);
-			else
-				srv_block(&s_on, block, &onw[r], &onv[r],
-				          &onp[r]);
-		}
+		offw[r] = offf[r][0], offv[r] = offf[r][1],
+		offp[r] = offf[r][2];
+		onw[r] = onf[r][0], onv[r] = onf[r][1], onp[r] = onf[r][2];
 		ratio[r] = onv[r] / offv[r];
 		wratio[r] = onw[r] / offw[r];
 		added_all[r] = onv[r] - offv[r];
@@ -645,13 +525,8 @@ main(int argc, char **argv)
 		/* both blocks ran alone on the CPU: wall within 5% of CPU */
 		if (onw[r] < 1.05 * onv[r] && offw[r] < 1.05 * offv[r])
 			alone[nalone++] = added_all[r];
-		if (getenv("BENCH_BLOCKS"))
-			fprintf(stderr, "block %d off %.0f %.0f on %.0f %.0f\n",
-			        r, offv[r], offw[r], onv[r], onw[r]);
 	}
-	srv_stop(&s_off);
-	srv_stop(&s_on);
-	double load1 = load_avg();
+	double load1 = bp_load_avg();
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	for (int r = 0; r < 3; r++) {
 		double v = run(self, "0", calls);
@@ -664,30 +539,30 @@ main(int argc, char **argv)
 			ev = v, ev_prep = last_cpu_ns;
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	}
-	double m = median(ratio, pairs), clo, chi;
-	median_ci(ratio, pairs, &clo, &chi);
+	double m = bp_median(ratio, pairs), clo, chi;
+	bp_median_ci(ratio, pairs, &clo, &chi);
 	printf("bench: trace.rpc_overhead_ratio = %.3f (one CPU, CPU time of "
 	       "every thread of both processes, median of %d interleaved "
 	       "pairs of blocks of %d calls, an untraced and a traced cluster "
 	       "alive at once; 95%% interval of the median %.3f-%.3f, "
 	       "interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
-	       m, pairs, block, clo, chi, quantile(ratio, pairs, 0.25),
-	       quantile(ratio, pairs, 0.75), ratio[0], ratio[pairs - 1]);
+	       m, pairs, block, clo, chi, bp_quantile(ratio, pairs, 0.25),
+	       bp_quantile(ratio, pairs, 0.75), ratio[0], ratio[pairs - 1]);
 	printf("bench: trace.rpc_overhead_ratio.on_us_per_call = %.2f us (CPU; "
 	       "wall %.2f)\n",
-	       median(onv, pairs) / 1e3, median(onw, pairs) / 1e3);
+	       bp_median(onv, pairs) / 1e3, bp_median(onw, pairs) / 1e3);
 	printf("bench: trace.rpc_overhead_ratio.off_us_per_call = %.2f us "
 	       "(CPU; wall %.2f)\n",
-	       median(offv, pairs) / 1e3, median(offw, pairs) / 1e3);
+	       bp_median(offv, pairs) / 1e3, bp_median(offw, pairs) / 1e3);
 	printf("bench: trace.rpc_overhead_ratio.target = 1.05\n");
 	printf("bench: trace.rpc_load_avg = %.2f (1-minute load average when "
 	       "the pairs began; %.2f when they ended)\n",
 	       load0, load1);
-	double mw = median(wratio, pairs);
+	double mw = bp_median(wratio, pairs);
 	printf("bench: trace.rpc_overhead_ratio_wall = %.3f (the same blocks' "
 	       "wall times, interquartile %.3f-%.3f, spread %.3f-%.3f)\n",
-	       mw, quantile(wratio, pairs, 0.25), quantile(wratio, pairs, 0.75),
-	       wratio[0], wratio[pairs - 1]);
+	       mw, bp_quantile(wratio, pairs, 0.25),
+	       bp_quantile(wratio, pairs, 0.75), wratio[0], wratio[pairs - 1]);
 	printf("bench: trace.rpc_overhead_ratio_unpinned = %.3f (%.2f vs %.2f "
 	       "us a call, best of 3 each)\n",
 	       uon / uoff, uon / calls * 1e6, uoff / calls * 1e6);
@@ -719,8 +594,8 @@ main(int argc, char **argv)
 		prep_on += onp[r], prep_off += offp[r];
 	prep_on /= pairs, prep_off /= pairs;
 	double prep = prep_on - prep_off;
-	double tm = median(added_t, pairs), tlo, thi;
-	median_ci(added_t, pairs, &tlo, &thi);
+	double tm = bp_median(added_t, pairs), tlo, thi;
+	bp_median_ci(added_t, pairs, &tlo, &thi);
 	double bound = 1.5 * epc * ev, am = tm + prep;
 	printf("bench: trace.rpc_added_ns_per_call = %.0f ns (one CPU, CPU "
 	       "time a call on - off: the calling threads' median over the "
@@ -731,30 +606,30 @@ main(int argc, char **argv)
 	       "thread but the helpers, each pair on - off, median; 95%% "
 	       "interval %.0f-%.0f, interquartile %.0f-%.0f, mean of the "
 	       "middle half %.0f)\n",
-	       tm, tlo, thi, quantile(added_t, pairs, 0.25),
-	       quantile(added_t, pairs, 0.75), mid_mean(added_t, pairs));
-	qsort(onp, (size_t)pairs, sizeof onp[0], cmp_d);
+	       tm, tlo, thi, bp_quantile(added_t, pairs, 0.25),
+	       bp_quantile(added_t, pairs, 0.75), mid_mean(added_t, pairs));
+	qsort(onp, (size_t)pairs, sizeof onp[0], bp_cmp_d);
 	printf("bench: trace.rpc_added_ns_per_call.segment_prep = %.0f ns (the "
 	       "helpers' CPU time a call, 'dwtrace-prep' of both processes, "
 	       "mean over the %d traced blocks; their median %.0f, 3rd "
 	       "quartile %.0f: lumps)\n",
-	       prep, pairs, quantile(onp, pairs, 0.5),
-	       quantile(onp, pairs, 0.75));
-	double amed = median(added_all, pairs), alo, ahi;
-	median_ci(added_all, pairs, &alo, &ahi);
+	       prep, pairs, bp_quantile(onp, pairs, 0.5),
+	       bp_quantile(onp, pairs, 0.75));
+	double amed = bp_median(added_all, pairs), alo, ahi;
+	bp_median_ci(added_all, pairs, &alo, &ahi);
 	printf("bench: trace.rpc_added_ns_per_call_median_all = %.0f ns (the "
 	       "estimate before session 6: the median of the pairs' whole "
 	       "difference, 95%% interval %.0f-%.0f, interquartile "
 	       "%.0f-%.0f; from wall times %.0f)\n",
-	       amed, alo, ahi, quantile(added_all, pairs, 0.25),
-	       quantile(added_all, pairs, 0.75), median(added_w, pairs));
+	       amed, alo, ahi, bp_quantile(added_all, pairs, 0.25),
+	       bp_quantile(added_all, pairs, 0.75), bp_median(added_w, pairs));
 	if (nalone > 0)
 		printf(
 		    "bench: trace.rpc_added_ns_per_call_alone = %.0f ns (the "
 		    "median of the whole difference of the %d pairs whose two "
 		    "blocks had the CPU to themselves, wall within 5%% of CPU "
 		    "time)\n",
-		    median(alone, nalone), nalone);
+		    bp_median(alone, nalone), nalone);
 	printf("bench: trace.rpc_added_ns_per_call.target = %.0f ns (1.5 x "
 	       "events_per_call x event_ns, this run)\n",
 	       bound);

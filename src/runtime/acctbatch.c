@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "runtime/call.h"
 #include "runtime/live.h"
 
 #define BATCH_KMAX 128 /* items a timed pair stands for, at most */
@@ -28,9 +29,12 @@ ACCT_TLS uint32_t acct_batch, acct_skip;
 /* The last BATCH_RING values measured of a figure, and the estimate
  * taken from them: their lower median, so that one item or gap that a
  * preemption or a page fault stretched (they only ever lengthen) moves
- * nothing. */
+ * nothing.  The values are kept in the order they came and sorted, so
+ * that a new one replaces the oldest in place (a few moves, not a sort
+ * of them all: a timed item or gap adds one). */
 struct batch_ring {
-	uint64_t v[BATCH_RING];
+	uint64_t v[BATCH_RING];      /* as measured, the oldest at at */
+	uint64_t sorted[BATCH_RING]; /* the same n values, ascending */
 	uint32_t n, at; /* values held (to BATCH_RING), the next slot */
 };
 
@@ -81,23 +85,27 @@ static void __attribute__((constructor)) batch_init_env(void)
 		sample_ns = (uint64_t)ns;
 }
 
-/* x measured: the ring's estimate with it (at most once per timed
- * item: rare where items are short). */
+/* x measured: the ring's estimate with it.  x takes the oldest
+ * value's place in the sorted values (a new place at the end while the
+ * ring fills) and moves to where it belongs. */
 static uint64_t
 ring_add(struct batch_ring *r, uint64_t x)
 {
+	uint64_t *s = r->sorted;
+	uint32_t n = r->n, i = n;
+	if (n == BATCH_RING)
+		for (i = 0; s[i] != r->v[r->at]; i++)
+			;
+	else
+		r->n = ++n;
 	r->v[r->at] = x;
 	r->at = (r->at + 1) % BATCH_RING;
-	if (r->n < BATCH_RING)
-		r->n++;
-	uint64_t v[BATCH_RING];
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint32_t j = i;
-		for (; j && v[j - 1] > r->v[i]; j--)
-			v[j] = v[j - 1];
-		v[j] = r->v[i];
-	}
-	return v[(r->n - 1) / 2];
+	for (; i > 0 && s[i - 1] > x; i--)
+		s[i] = s[i - 1];
+	for (; i + 1 < n && s[i + 1] < x; i++)
+		s[i] = s[i + 1];
+	s[i] = x;
+	return s[(n - 1) / 2];
 }
 
 /* v moves 1/2^sh of the way to x (an exponential mean). */
@@ -107,8 +115,11 @@ ema(uint64_t v, uint64_t x, int sh)
 	return x >= v ? v + ((x - v) >> sh) : v - ((v - x) >> sh);
 }
 
+static uint32_t skip_for(uint64_t item);
+static void batch_carry(struct acct_slot *s, uint32_t skip);
+
 uint32_t
-acct_batch_begin(int depth)
+acct_batch_begin(int depth, const char *fn, size_t nl)
 {
 	uint32_t outer = acct_batch;
 	/* the TSC inline path (a slot, the TSC clock) in a plain class */
@@ -127,6 +138,11 @@ acct_batch_begin(int depth)
 	acct_batch = (uint32_t)depth + 1;
 	acct_skip = skip0 = counted = 0;
 	prev_end = 0;
+	struct acct_slot *s = acct_me;
+	uint32_t skip;
+	if (s && acct_cls_now < ACCT_NCLASS && est_item && est_gap &&
+	    (skip = skip_for(est_item)) != 0 && s->sid == call_fn_id(fn, nl))
+		batch_carry(s, skip);
 	return outer;
 }
 
@@ -174,10 +190,10 @@ acct_item_begin(uint32_t id)
  * lengths lines up with the choice.  Timed items come in pairs, the gap
  * between them measured: the estimate of the untimed ones' gaps. */
 static uint32_t
-next_skip(uint64_t item)
+skip_for(uint64_t item)
 {
 	uint64_t st = __atomic_load_n(&sample_ticks, __ATOMIC_RELAXED);
-	if (!gap_taken || !st || item >= st || gap_ring.n < BATCH_WARM)
+	if (!st || item >= st || gap_ring.n < BATCH_WARM)
 		return 0; /* the first gaps all timed: no estimate from one */
 	uint64_t k = st / (item + 1);
 	if (k > BATCH_KMAX)
@@ -188,6 +204,48 @@ next_skip(uint64_t item)
 	rnd ^= rnd >> 17;
 	rnd ^= rnd << 5;
 	return rnd % (uint32_t)(2 * k - 1); /* k - 1 on average */
+}
+
+/* After a timed item: only once the gap before it was measured (a pair). */
+static uint32_t
+next_skip(uint64_t item)
+{
+	return gap_taken ? skip_for(item) : 0;
+}
+
+/* The burst since the slot's last read ends at now, in class old; the
+ * thread goes on in cls (ACCT_CLS_MIXED: untimed items between
+ * stretches of base), under the sequence counter. */
+static void
+slot_switch(struct acct_slot *s, uint64_t now, uint32_t old, uint32_t base,
+            uint32_t cls)
+{
+	uint32_t q = s->seq + 1;
+	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->ns[old], s->ns[old] + (now - s->since),
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->base, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
+	acct_cls_now = cls;
+}
+
+/* A batch of the function the slot counts, whose items and gaps the
+ * thread has estimates of (its last batches': the rings are warm),
+ * starts with a mixed burst of skip untimed items instead of a timed
+ * pair: the clock is read once here (the carrier's steps before it are
+ * timed as such) and the burst's first gap is the one before its first
+ * item. */
+static void
+batch_carry(struct acct_slot *s, uint32_t skip)
+{
+	uint32_t old = acct_cls_now;
+	__atomic_store_n(&s->fn, s->sid, __ATOMIC_RELAXED);
+	slot_switch(s, batch_ticks(), old, old, ACCT_CLS_MIXED);
+	acct_skip = skip0 = skip;
+	bfn = s->sid;
 }
 
 void
@@ -201,23 +259,14 @@ acct_item_end(uint32_t below, int fn)
 		acct_switch(below);
 		return;
 	}
-	uint64_t now = batch_ticks(), d = now - s->since, item = now - item_t0;
+	uint64_t now = batch_ticks(), item = now - item_t0;
 	/* untimed items only where their calls go to the function the
 	 * slot counts (a nested call of another may have moved it) */
 	uint32_t skip = gap_taken && bfn && bfn == s->sid ? next_skip(item) : 0;
 	if (skip) /* shown while the burst runs */
 		__atomic_store_n(&s->fn, bfn, __ATOMIC_RELAXED);
 	est_item = ring_add(&item_ring, item);
-	uint32_t cls = skip ? ACCT_CLS_MIXED : below;
-	uint32_t q = s->seq + 1;
-	__atomic_store_n(&s->seq, q, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&s->ns[old], s->ns[old] + d, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->base, below, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cls, cls, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->since, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
-	acct_cls_now = cls;
+	slot_switch(s, now, old, below, skip ? ACCT_CLS_MIXED : below);
 	acct_skip = skip0 = skip;
 	counted = 0;
 	prev_end = skip ? 0 : now;

@@ -185,10 +185,13 @@ void acct_item_end(uint32_t below, int fn);
 /* Adds the untimed items of the mixed burst so far to the calls served
  * (s is the thread's slot; before its function changes). */
 void acct_batch_served(struct acct_slot *s);
-/* The batch carrier starts (at mirror depth depth, accounting alone) /
- * ends: the mixed burst it is in is split; returns / takes the outer
- * batch's acct_batch. */
-uint32_t acct_batch_begin(int depth);
+/* The batch carrier starts (at mirror depth depth, accounting alone;
+ * its items run function fn, nl bytes of its name) / ends: the mixed
+ * burst it is in is split; returns / takes the outer batch's
+ * acct_batch.  A batch of the function the thread's slot counts, whose
+ * items and gaps the thread has already estimated, starts inside a
+ * mixed burst: its first items run untimed (acctbatch.c). */
+uint32_t acct_batch_begin(int depth, const char *fn, size_t nl);
 void acct_batch_end(uint32_t outer);
 /* The useful part of a mixed burst of span ticks that ends (acctbatch.c,
  * for account.c's switch); ns as ticks of the TSC (0: rate not known). */

@@ -107,7 +107,7 @@ pmap_batch(const void *arg, size_t len, dw_reply *r)
 	o += 4;
 	struct obuf out = {0};
 	int full = 0;
-	uint32_t outer = rtr_batch_begin(); /* its items' accounting */
+	uint32_t outer = rtr_batch_begin(name, nl); /* its items' accounting */
 	for (uint32_t i = 0; i < count; i++) {
 		if (o + 12 > len || wire_get_u32(p + o + 8) > len - o - 12) {
 			rtr_batch_end(outer);

@@ -219,8 +219,14 @@ rtr_pop(void)
 /*
  * A function's run (call_run): rtr_push_ev(state, type, value) and, at
  * its end, rtr_pop_ev(type, 0), but an item of a batch (live.h, "Batches")
- * is timed (1) or runs untimed (2): its mirror entry and its count only.
+ * is timed (1) or runs untimed (2): its mirror depth and its count only.
+ * An untimed item's mirror entry is already in place: while untimed items
+ * are left (acct_skip), the entry at the items' depth is RTR_ITEM_ENTRY,
+ * written by the timed item before them or, for a batch that starts with
+ * untimed items, by rtr_batch_begin; anything else pushed there switches
+ * the class, which ends the mixed burst and the untimed items.
  */
+#define RTR_ITEM_ENTRY (DWT_STATE_RUNNING | ACCT_USEFUL << RTR_CLASS_SHIFT)
 RTR_INLINE int
 rtr_run_begin(uint32_t state, uint32_t type, uint32_t value)
 {
@@ -230,10 +236,8 @@ rtr_run_begin(uint32_t state, uint32_t type, uint32_t value)
 		rtr_push_ev(state, type, value);
 		return 0;
 	}
-	if (acct_skip) { /* its count and function: acctbatch.c */
-		if (d < RTR_STACK)
-			rtr_stack[d] = state | ACCT_USEFUL << RTR_CLASS_SHIFT;
-		rtr_depth = d + 1;
+	if (acct_skip) {           /* its count and function: acctbatch.c */
+		rtr_depth = d + 1; /* its entry is there (RTR_ITEM_ENTRY) */
 		acct_skip--;
 		return 2;
 	}
@@ -264,11 +268,18 @@ rtr_run_end(int how, uint32_t type)
 	acct_switch(below);
 }
 
-/* A batch carrier (pmap.c) runs its items. */
+/* A batch carrier (pmap.c) runs its items, of function fn (nl bytes of
+ * its name). */
 static inline uint32_t
-rtr_batch_begin(void)
+rtr_batch_begin(const char *fn, size_t nl)
 {
-	return !rtr_on && acct_on ? acct_batch_begin(rtr_depth) : acct_batch;
+	if (rtr_on || !acct_on)
+		return acct_batch;
+	int d = rtr_depth;
+	uint32_t outer = acct_batch_begin(d, fn, nl);
+	if (acct_skip && d < RTR_STACK) /* it starts with untimed items */
+		rtr_stack[d] = RTR_ITEM_ENTRY;
+	return outer;
 }
 static inline void
 rtr_batch_end(uint32_t outer)

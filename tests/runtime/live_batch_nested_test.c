@@ -24,12 +24,30 @@
 #include "runtime/rtrace.h"
 #include "testutil.h"
 
+#define FN_A    "live_nested_a"
 #define BATCHES 6
 #define ITEMS   200
 
 static uint32_t id_a, id_b;
-static int untimed, nested, bad_after;
+static int untimed, nested, bad_after, bad_entry, bad_cls;
 static uint32_t cls_seen;
+
+/* An untimed item runs on the mirror entry already at its depth
+ * (rtrace.h, RTR_ITEM_ENTRY): it must be the item's. */
+static void
+check_entry(int how)
+{
+	int d = rtr_depth - 1;
+	bad_entry +=
+	    how == 2 && d < RTR_STACK && rtr_stack[d] != RTR_ITEM_ENTRY;
+}
+
+/* Back from a state inside an item, the thread is useful again. */
+static void
+check_cls(void)
+{
+	bad_cls += cls_seen != ACCT_CLS_UNKNOWN && acct_cls_now != ACCT_USEFUL;
+}
 
 static void
 busy_us(int us)
@@ -74,24 +92,27 @@ static void
 one_batch(void)
 {
 	rtr_push(DWT_STATE_OVERHEAD); /* the carrier */
-	uint32_t outer = rtr_batch_begin();
+	uint32_t outer = rtr_batch_begin(FN_A, strlen(FN_A));
 	for (int i = 0; i < ITEMS; i++) {
 		busy_us(2);
 		int how =
 		    rtr_run_begin(DWT_STATE_RUNNING, DW_EV_FUNCTION, id_a);
 		untimed += how == 2;
+		check_entry(how);
 		busy_us(3);
 		if (i % 5 == 4) { /* a nested function of its own */
 			int h = rtr_run_begin(DWT_STATE_RUNNING, DW_EV_FUNCTION,
 			                      id_b);
 			busy_us(2);
 			rtr_run_end(h, DW_EV_FUNCTION);
+			check_cls();
 			nested++;
 		}
 		if (i % 7 == 6) { /* a wait inside it */
 			rtr_push(DWT_STATE_WAITING_MESSAGE);
 			busy_us(2);
 			rtr_pop();
+			check_cls();
 		}
 		rtr_run_end(how, DW_EV_FUNCTION);
 	}
@@ -135,7 +156,7 @@ main(int argc, char **argv)
 	}
 	acct_init();
 	REQUIRE(acct_on);
-	id_a = dw_function_id("live_nested_a");
+	id_a = dw_function_id(FN_A);
 	id_b = dw_function_id("live_nested_b");
 	pthread_t t;
 	REQUIRE(pthread_create(&t, NULL, worker, NULL) == 0);
@@ -150,6 +171,8 @@ main(int argc, char **argv)
 	CHECK_EQ_U64(a, BATCHES * ITEMS);
 	CHECK_EQ_U64(b, (uint64_t)nested);
 	CHECK(bad_after == 0);
+	CHECK(bad_entry == 0);
+	CHECK(bad_cls == 0);
 	if (cls_seen != ACCT_CLS_UNKNOWN)
 		CHECK(untimed > BATCHES * ITEMS / 3);
 	return tu_report("live_batch_nested");

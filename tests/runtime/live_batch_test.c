@@ -39,6 +39,7 @@
 #include "runtime/rtrace.h"
 #include "testutil.h"
 
+#define ITEM_FN    "live_batch_item"
 #define BATCHES    4
 #define ITEMS      50
 #define ITEM_US    1000
@@ -55,7 +56,7 @@ now_ns(void)
 
 static uint32_t fn_id;
 static uint64_t in_lo, in_hi, span, gaps[BATCHES * ITEMS];
-static int ngaps, untimed;
+static int ngaps, untimed, bad_entry;
 static uint32_t cls_seen;
 
 static void
@@ -70,7 +71,7 @@ static void
 one_batch(int first)
 {
 	rtr_push(DWT_STATE_OVERHEAD); /* the carrier */
-	uint32_t outer = rtr_batch_begin();
+	uint32_t outer = rtr_batch_begin(ITEM_FN, strlen(ITEM_FN));
 	uint64_t last = 0;
 	for (int i = 0; i < ITEMS; i++) {
 		/* the thread's first measured gap (before its second item)
@@ -84,6 +85,11 @@ one_batch(int first)
 		    rtr_run_begin(DWT_STATE_RUNNING, DW_EV_FUNCTION, fn_id);
 		uint64_t b = now_ns();
 		untimed += how == 2;
+		/* an untimed item runs on the entry already at its depth
+		 * (rtrace.h, RTR_ITEM_ENTRY), also in a batch that starts
+		 * with untimed items */
+		bad_entry += how == 2 && rtr_depth - 1 < RTR_STACK &&
+		             rtr_stack[rtr_depth - 1] != RTR_ITEM_ENTRY;
 		usleep(ITEM_US);
 		uint64_t c = now_ns();
 		rtr_run_end(how, DW_EV_FUNCTION);
@@ -145,7 +151,7 @@ main(int argc, char **argv)
 	}
 	acct_init();
 	REQUIRE(acct_on);
-	fn_id = dw_function_id("live_batch_item");
+	fn_id = dw_function_id(ITEM_FN);
 	struct acct_snap *before = calloc(1, sizeof *before),
 	                 *after = calloc(1, sizeof *after);
 	REQUIRE(before && after);
@@ -178,6 +184,7 @@ main(int argc, char **argv)
 	       got[ACCT_RUNTIME] / 1e6, span / 1e6,
 	       cls_seen == ACCT_CLS_UNKNOWN ? "fallback" : "TSC");
 	CHECK_EQ_U64(served, BATCHES * ITEMS);
+	CHECK(bad_entry == 0);
 	if (cls_seen != ACCT_CLS_UNKNOWN && !exact)
 		CHECK(untimed > BATCHES * ITEMS / 2);
 	else /* every item timed: asked, or the fallback clock */
