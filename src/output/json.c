@@ -183,9 +183,9 @@ header(json_writer *j, const mg_info *info)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, "{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return metadata(j, info);
 }
 
@@ -215,7 +215,7 @@ other_data(json_writer *j, const mg_info *info)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, "\n],\n\"otherData\":{\"program\":\"");
 	p = js_put_esc(p, info->program ? info->program : "");
 	PUT(p, "\",\"start_real_ns\":");
@@ -224,7 +224,7 @@ other_data(json_writer *j, const mg_info *info)
 	PUT(p, ",\"duration_ns\":");
 	p = ob_u64(p, info->duration);
 	PUT(p, ",\"writer\":\"dwork\",\"summary\":");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	if (!(f = open_memstream(&buf, &len)))
 		return DW_ENOMEM;
 	st_print_figures_json(j->st, f);
@@ -277,6 +277,14 @@ tables(json_writer *j, const mg_info *info)
 	return err;
 }
 
+/* A block of lines into the file (the pipe's thread). */
+static dw_err
+put_block(void *ctx, ob *out, const char *buf, size_t len)
+{
+	(void)ctx;
+	return ob_write(out, buf, len);
+}
+
 static dw_err
 json_begin(mg_writer *w, const mg_info *info)
 {
@@ -286,6 +294,9 @@ json_begin(mg_writer *w, const mg_info *info)
 	if (err != DW_OK)
 		return fail(j, err, "create", j->tmp);
 	j->opened = true;
+	err = op_start(&j->pipe, &j->out, OB_SIZE, put_block, j);
+	if (err != DW_OK)
+		return fail(j, err, "write", j->tmp);
 	j->info = info;
 	j->runtime = lb_is_runtime(info->labels);
 	err = nest_init(&j->nest, (uint32_t)info->nthreads, &js_nest_ops, j);
@@ -313,6 +324,8 @@ json_end(mg_writer *w, const mg_info *info)
 	err = nest_finish(&j->nest);
 	if (err == DW_OK)
 		err = other_data(j, info);
+	if (err == DW_OK)
+		err = op_finish(&j->pipe);
 	if (err != DW_OK)
 		return fail(j, err, "write", j->tmp);
 	j->opened = false;
@@ -331,6 +344,7 @@ json_free(mg_writer *w)
 {
 	json_writer *j = (json_writer *)w;
 
+	op_free(&j->pipe); /* before the file it writes */
 	if (j->opened)
 		ob_discard(&j->out);
 	for (size_t i = 0; j->th && i < j->nthreads; i++) {

@@ -12,6 +12,7 @@
 
 #include "output/nest.h"
 #include "output/outbuf.h"
+#include "output/outpipe.h"
 #include "output/stats.h"
 #include "output/writers.h"
 
@@ -43,7 +44,8 @@ typedef struct js_thread {
 typedef struct json_writer {
 	mg_writer base;
 	char *path, *tmp;
-	ob out;
+	ob out;     /* the file: the pipe's thread writes it */
+	opipe pipe; /* where the lines are made (output/outpipe.h) */
 	bool opened, ended;
 	const mg_info *info; /* between begin and end */
 	nest nest;
@@ -86,7 +88,7 @@ dw_err js_name_set(js_name *n, const char *s);
 static inline dw_err
 js_need(json_writer *j, size_t n)
 {
-	return ob_need(&j->out, n);
+	return op_need(&j->pipe, n);
 }
 /* n bytes of s written as they are. */
 dw_err js_put_raw(json_writer *j, const char *s, size_t n);

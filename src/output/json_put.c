@@ -184,7 +184,7 @@ js_put_raw(json_writer *j, const char *s, size_t n)
 	dw_err err = js_need(j, n);
 
 	if (err == DW_OK)
-		ob_commit(&j->out, ob_mem(ob_end(&j->out), s, n));
+		ob_commit(&j->pipe.cur, ob_mem(ob_end(&j->pipe.cur), s, n));
 	return err;
 }
 
@@ -211,7 +211,7 @@ js_slice_put(json_writer *j, uint32_t thread, const js_slice *s)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, ",\n{\"ph\":\"X\",");
 	p = put_thread(j, p, thread);
 	PUT(p, "\"ts\":");
@@ -233,7 +233,7 @@ js_slice_put(json_writer *j, uint32_t thread, const js_slice *s)
 		PUT(p, "\",\"cat\":\"function\"}");
 	else
 		PUT(p, "\",\"cat\":\"state\"}");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return DW_OK;
 }
 
@@ -305,7 +305,7 @@ js_instant(json_writer *j, uint32_t thread, uint64_t t, const mg_pair *pr)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, ",\n{\"ph\":\"i\",\"s\":\"t\",");
 	p = put_thread(j, p, thread);
 	PUT(p, "\"ts\":");
@@ -327,7 +327,7 @@ js_instant(json_writer *j, uint32_t thread, uint64_t t, const mg_pair *pr)
 		*p++ = '"';
 	}
 	PUT(p, "}}");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return DW_OK;
 }
 
@@ -369,7 +369,7 @@ js_flow(json_writer *j, const mg_rec *r)
 	if (err != DW_OK)
 		return err;
 	j->flows++;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, ",\n{\"ph\":\"s\",\"id\":");
 	p = ob_u64(p, j->flows);
 	*p++ = ',';
@@ -397,7 +397,7 @@ js_flow(json_writer *j, const mg_rec *r)
 	PUT(p, ",\"name\":\"");
 	p = ob_mem(p, name, nlen);
 	PUT(p, "\",\"cat\":\"comm\"}");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return DW_OK;
 }
 
@@ -410,7 +410,7 @@ js_meta(json_writer *j, const char *kind, uint32_t pid, int64_t tid,
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	if (j->any)
 		*p++ = ',';
 	j->any = true;
@@ -433,6 +433,6 @@ js_meta(json_writer *j, const char *kind, uint32_t pid, int64_t tid,
 		p = ob_u64(p, num);
 	}
 	PUT(p, "}}");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return DW_OK;
 }
