@@ -9,11 +9,13 @@
  * (output/nest.h), instant events ("i") for events, flow events ("s" and
  * "f") for communications.  Times are microseconds with three decimals.
  *
- * Streamed into a buffer: a slice is written when it closes, which is
- * the only thing held, with one exception: a slice that begins when an
- * enclosing one does is held until that one is written, because viewers
- * take slices of equal start in file order and would make the child the
- * parent.
+ * Streamed into blocks that a thread of its own writes to the file
+ * (output/outpipe.h), each line made from the thread's and the name's
+ * fragments kept from their first use (json_int.h): a slice is written
+ * when it closes, which is the only thing held, with one exception: a
+ * slice that begins when an enclosing one does is held until that one
+ * is written, because viewers take slices of equal start in file order
+ * and would make the child the parent.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -26,6 +26,8 @@
  * The packets go to the file in chunks compressed with deflate, each one
  * TracePacket.compressed_packets, when the build has libdeflate and
  * DWORK_PERFETTO_PLAIN is not set (perfetto_z.c); else as they are.
+ * Either way a thread of their own compresses and writes them
+ * (output/outpipe.h) while this one encodes.
  */
 #include <errno.h>
 #include <stdio.h>
