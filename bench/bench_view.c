@@ -358,8 +358,8 @@ thread_instructions(const char *self, const char *trace, const char *format,
 		if (strncmp(e->d_name, "cgt.out", 7))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", trace, e->d_name);
-		if (k < max)
-			n[k++] = bu_cg_file(path);
+		if (k < max && (n[k] = bu_cg_file(path)) != 0)
+			k++; /* (a file without a thread's counts: none) */
 		unlink(path);
 	}
 	if (d)
