@@ -24,7 +24,12 @@
  * (stable where timings here are not): the whole merge into each format
  * on a trace of BENCH_VIEW_CG_RECORDS records (500,000 by default), the
  * same merge into the writer that drops its records (the merge core),
- * and their difference (the writer's own).  BENCH_QUICK=1 skips it.
+ * and their difference (the writer's own); then each thread's with the
+ * writer on a thread of its own (callgrind --separate-threads), the
+ * busiest first: the JSON and Perfetto writers hand their blocks to a
+ * thread of their own that compresses and writes them
+ * (output/outpipe.h), and the busiest thread bounds the two-core rate.
+ * BENCH_QUICK=1 skips it.
  *
  * 50 million records by default, as bench_merge (the JSON is about
  * 5 GB); BENCH_VIEW_RECORDS overrides it.  The trace and the outputs go to
@@ -270,7 +275,7 @@ print(const char *name, const struct result *r)
  * FORMAT ("null": the writer that drops its records; "perfetto_plain":
  * Perfetto's plain packets), for callgrind. */
 static int
-child(const char *format, const char *trace)
+child(const char *format, const char *trace, unsigned threads)
 {
 	char count[sizeof dir + 8];
 
@@ -278,7 +283,7 @@ child(const char *format, const char *trace)
 	if (!strcmp(format, "null"))
 		return run_merge_floor(NULL);
 	format_name = format;
-	merge_threads = 1;
+	merge_threads = threads;
 	snprintf(count, sizeof count, "%s/count", trace);
 	return run_merge(count); /* the records read, for the parent */
 }
@@ -318,6 +323,70 @@ instructions(const char *self, const char *trace, const char *format)
 	total = bu_cg_file(path);
 	unlink(path);
 	return total;
+}
+
+static int
+desc_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Instructions of each thread of one merge into format with the
+ * writer on a thread of its own (--child2), under callgrind
+ * --separate-threads: up to max counts into n[], most first; returns
+ * how many (0 when the run failed). */
+static size_t
+thread_instructions(const char *self, const char *trace, const char *format,
+                    uint64_t *n, size_t max)
+{
+	char cmd[2048], path[1200];
+	size_t k = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof path, "%s/cgt.out", trace);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind --separate-threads=yes "
+	         "--callgrind-out-file=%s %s --child2 %s %s >/dev/null 2>&1",
+	         path, self, format, trace);
+	if (system(cmd) != 0)
+		return 0;
+	d = opendir(trace);
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "cgt.out", 7))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", trace, e->d_name);
+		if (k < max && (n[k] = bu_cg_file(path)) != 0)
+			k++; /* (a file without a thread's counts: none) */
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	qsort(n, k, sizeof *n, desc_u64);
+	return k;
+}
+
+/* The same merges with the writer on its own thread: instructions per
+ * record of each thread, the busiest first (what two cores share: the
+ * merge, the reader, the writer, the output's own thread). */
+static void
+print_threads(const char *self, const char *trace, uint64_t records,
+              const char *format)
+{
+	uint64_t n[16];
+	size_t k = thread_instructions(self, trace, format, n, 16);
+
+	if (!k)
+		return;
+	printf("bench: view.%s_busiest_thread_instr_per_record = %.0f "
+	       "(callgrind --separate-threads, the writer on its own thread; "
+	       "every thread's:",
+	       format, (double)n[0] / (double)records);
+	for (size_t i = 0; i < k; i++)
+		printf(" %.0f", (double)n[i] / (double)records);
+	printf(")\n");
 }
 
 /* Instructions per record of the merge core and of each writer, on a
@@ -364,6 +433,7 @@ print_instructions(const char *self)
 		       formats[i], (double)n / (double)records,
 		       ((double)n - (double)core) / (double)records,
 		       i == 0 ? ", with the summary's figures" : "");
+		print_threads(self, trace, records, formats[i]);
 	}
 	cleanup();
 }
@@ -382,7 +452,9 @@ main(int argc, char **argv)
 	int rc = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "--child"))
-		return child(argv[2], argv[3]);
+		return child(argv[2], argv[3], 1);
+	if (argc == 4 && !strcmp(argv[1], "--child2"))
+		return child(argv[2], argv[3], 2);
 	if (argc == 4 && !strcmp(argv[1], "--gen")) { /* N DIR: for profiling */
 		records = strtoull(argv[2], NULL, 10);
 		snprintf(dir, sizeof dir, "%s", argv[3]);

@@ -9,11 +9,13 @@
  * (output/nest.h), instant events ("i") for events, flow events ("s" and
  * "f") for communications.  Times are microseconds with three decimals.
  *
- * Streamed into a buffer: a slice is written when it closes, which is
- * the only thing held, with one exception: a slice that begins when an
- * enclosing one does is held until that one is written, because viewers
- * take slices of equal start in file order and would make the child the
- * parent.
+ * Streamed into blocks that a thread of its own writes to the file
+ * (output/outpipe.h), each line made from the thread's and the name's
+ * fragments kept from their first use (json_int.h): a slice is written
+ * when it closes, which is the only thing held, with one exception: a
+ * slice that begins when an enclosing one does is held until that one
+ * is written, because viewers take slices of equal start in file order
+ * and would make the child the parent.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -183,9 +185,9 @@ header(json_writer *j, const mg_info *info)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, "{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	return metadata(j, info);
 }
 
@@ -215,7 +217,7 @@ other_data(json_writer *j, const mg_info *info)
 
 	if (err != DW_OK)
 		return err;
-	p = ob_end(&j->out);
+	p = ob_end(&j->pipe.cur);
 	PUT(p, "\n],\n\"otherData\":{\"program\":\"");
 	p = js_put_esc(p, info->program ? info->program : "");
 	PUT(p, "\",\"start_real_ns\":");
@@ -224,7 +226,7 @@ other_data(json_writer *j, const mg_info *info)
 	PUT(p, ",\"duration_ns\":");
 	p = ob_u64(p, info->duration);
 	PUT(p, ",\"writer\":\"dwork\",\"summary\":");
-	ob_commit(&j->out, p);
+	ob_commit(&j->pipe.cur, p);
 	if (!(f = open_memstream(&buf, &len)))
 		return DW_ENOMEM;
 	st_print_figures_json(j->st, f);
@@ -237,15 +239,37 @@ other_data(json_writer *j, const mg_info *info)
 	return err == DW_OK ? js_put_raw(j, "}}\n", 3) : err;
 }
 
+/* The threads' line beginnings (json_int.h's JS_PRE_*). */
+static dw_err
+prefixes(json_writer *j, const mg_info *info)
+{
+	static const char *const head[] = {"", ",\n{\"ph\":\"X\",",
+	                                   ",\n{\"ph\":\"i\",\"s\":\"t\","};
+
+	for (size_t i = 0; i < info->nthreads; i++) {
+		for (size_t k = 0; k < 3; k++) {
+			int n = snprintf(
+			    j->pre + (3 * i + k) * JS_PRE, JS_PRE,
+			    "%s\"pid\":%u,\"tid\":%zu,\"ts\":", head[k],
+			    info->threads[i].task + 1, i + 1);
+
+			if (n < 0 || n >= JS_PRE)
+				return DW_EINVAL;
+			j->pre_len[3 * i + k] = (uint8_t)n;
+		}
+	}
+	return DW_OK;
+}
+
 static dw_err
 tables(json_writer *j, const mg_info *info)
 {
 	const mg_labels *lb = info->labels;
-	dw_err err = DW_OK;
+	dw_err err;
 
 	j->th = calloc(info->nthreads + 1, sizeof *j->th);
-	j->pre = calloc(info->nthreads + 1, JS_PRE);
-	j->pre_len = calloc(info->nthreads + 1, 1);
+	j->pre = calloc(3 * info->nthreads + 1, JS_PRE);
+	j->pre_len = calloc(3 * info->nthreads + 1, 1);
 	j->states = calloc(lb->nstates + 1, sizeof *j->states);
 	j->types = calloc(lb->ntypes + 1, sizeof *j->types);
 	j->vals = calloc(lb->ntypes + 1, sizeof *j->vals);
@@ -256,25 +280,41 @@ tables(json_writer *j, const mg_info *info)
 	j->ntypes = lb->ntypes;
 	j->nstates = lb->nstates;
 	j->nthreads = info->nthreads;
-	for (size_t i = 0; i < info->nthreads; i++) {
-		int n = snprintf(j->pre + i * JS_PRE, JS_PRE,
-		                 "\"pid\":%u,\"tid\":%zu,",
-		                 info->threads[i].task + 1, i + 1);
-
-		if (n < 0 || n >= JS_PRE)
-			return DW_EINVAL;
-		j->pre_len[i] = (uint8_t)n;
+	for (unsigned r = 0; r < 1000; r++) {
+		j->frac[r][0] = '.';
+		j->frac[r][1] = (char)('0' + r / 100);
+		memcpy(&j->frac[r][2], ob_digits + (r % 100) * 2, 2);
 	}
+	for (size_t i = 0; i < JS_TYPE_CACHE; i++)
+		j->tcache[i].index = JS_TYPE_EMPTY;
+	err = prefixes(j, info);
 	for (size_t i = 0; err == DW_OK && i < lb->nstates; i++)
-		err = js_name_set(&j->states[i], lb->states[i].name);
+		err = js_name_frag(&j->states[i], ",\"name\":\"",
+		                   lb->states[i].name, "\",\"cat\":\"state\"}");
 	for (uint32_t st = 0; st < JS_BYSTATE; st++) {
 		const mg_state_label *l = lb_state(lb, st);
 
 		j->by_state[st] = l ? &j->states[l - lb->states] : NULL;
 	}
-	for (size_t i = 0; err == DW_OK && i < lb->ntypes; i++)
-		err = js_name_set(&j->types[i], lb->types[i].name);
+	for (size_t i = 0; err == DW_OK && i < lb->ntypes; i++) {
+		char tail[96];
+
+		snprintf(
+		    tail, sizeof tail,
+		    "\",\"cat\":\"event\",\"args\":{\"type\":%u,\"value\":",
+		    lb->types[i].type);
+		err = js_name_frag(&j->types[i], ",\"name\":\"",
+		                   lb->types[i].name, tail);
+	}
 	return err;
+}
+
+/* A block of lines into the file (the pipe's thread). */
+static dw_err
+put_block(void *ctx, ob *out, const char *buf, size_t len)
+{
+	(void)ctx;
+	return ob_write(out, buf, len);
 }
 
 static dw_err
@@ -286,6 +326,9 @@ json_begin(mg_writer *w, const mg_info *info)
 	if (err != DW_OK)
 		return fail(j, err, "create", j->tmp);
 	j->opened = true;
+	err = op_start(&j->pipe, &j->out, OB_SIZE, put_block, j);
+	if (err != DW_OK)
+		return fail(j, err, "write", j->tmp);
 	j->info = info;
 	j->runtime = lb_is_runtime(info->labels);
 	err = nest_init(&j->nest, (uint32_t)info->nthreads, &js_nest_ops, j);
@@ -313,6 +356,8 @@ json_end(mg_writer *w, const mg_info *info)
 	err = nest_finish(&j->nest);
 	if (err == DW_OK)
 		err = other_data(j, info);
+	if (err == DW_OK)
+		err = op_finish(&j->pipe);
 	if (err != DW_OK)
 		return fail(j, err, "write", j->tmp);
 	j->opened = false;
@@ -331,6 +376,7 @@ json_free(mg_writer *w)
 {
 	json_writer *j = (json_writer *)w;
 
+	op_free(&j->pipe); /* before the file it writes */
 	if (j->opened)
 		ob_discard(&j->out);
 	for (size_t i = 0; j->th && i < j->nthreads; i++) {
@@ -348,6 +394,10 @@ json_free(mg_writer *w)
 	}
 	for (size_t i = 0; i < j->nfuncs; i++)
 		free(j->funcs[i].s);
+	for (int k = 0; k < JS_FLOW_KINDS; k++) {
+		free(j->flow_s[k].s);
+		free(j->flow_f[k].s);
+	}
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < j->nruns[k]; i++)
 			free(j->runs[k][i].s);

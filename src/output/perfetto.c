@@ -26,6 +26,8 @@
  * The packets go to the file in chunks compressed with deflate, each one
  * TracePacket.compressed_packets, when the build has libdeflate and
  * DWORK_PERFETTO_PLAIN is not set (perfetto_z.c); else as they are.
+ * Either way a thread of their own compresses and writes them
+ * (output/outpipe.h) while this one encodes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -248,6 +250,7 @@ pf_begin(mg_writer *mw, const mg_info *info)
 	if (err != DW_OK)
 		return fail(w, err, "create", w->tmp);
 	w->opened = true;
+	w->pk = &w->pipe.cur;
 	err = pf_z_start(w);
 	if (err != DW_OK)
 		return fail(w, err, "write", w->tmp);
@@ -297,6 +300,7 @@ pf_free(mg_writer *mw)
 {
 	pf_writer *w = (pf_writer *)mw;
 
+	pf_z_free(w); /* its thread writes the file */
 	if (w->opened)
 		ob_discard(&w->out);
 	for (size_t i = 0; w->th && i < w->nthreads; i++) {
@@ -308,7 +312,6 @@ pf_free(mg_writer *mw)
 	for (int k = 0; k < 3; k++)
 		free(w->func_iid[k]);
 	nest_free(&w->nest);
-	pf_z_free(w);
 	free(w->pairs);
 	free(w->names);
 	free(w->th);
@@ -336,7 +339,7 @@ perfetto_writer_new(const char *prefix, mg_writer **out)
 		return DW_ENOMEM;
 	w->base.ops = &pf_ops;
 	w->out.fd = -1;
-	w->pk = &w->out;
+	w->pk = &w->pipe.cur;
 	if (of_names(&w->path, &w->tmp, prefix, ".pftrace") != DW_OK) {
 		w->ended = true;
 		pf_free(&w->base);

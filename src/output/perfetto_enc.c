@@ -59,8 +59,8 @@ enum pf_field {
 };
 
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
-#define CLOCK_SEQ      64u /* our incremental, sequence-scoped clock */
-#define CLOCK_BOOTTIME 6u  /* BUILTIN_CLOCK_BOOTTIME: the trace's clock */
+#define PF_CLOCK_SEQ      64u /* our incremental, sequence-scoped clock */
+#define PF_CLOCK_BOOTTIME 6u  /* BUILTIN_CLOCK_BOOTTIME: the trace's clock */
 
 /* A new name; its iid, or 0 when out of memory. */
 static uint32_t
@@ -446,22 +446,22 @@ pf_sequence_start(pf_writer *w, uint32_t i)
 	pb_uint(&b, F_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 	pb_uint(&b, F_FIRST_ON_SEQ, 1);
 	m = pb_open(&b, F_DEFAULTS);
-	pb_uint(&b, F_TPD_CLOCK, CLOCK_SEQ);
+	pb_uint(&b, F_TPD_CLOCK, PF_CLOCK_SEQ);
 	n = pb_open(&b, F_TPD_TE);
 	pb_uint(&b, F_TED_TRACK, thread_uuid(i));
 	pb_close(&b, n);
 	pb_close(&b, m);
 	m = pb_open(&b, F_CLOCK_SNAP);
 	n = pb_open(&b, F_CS_CLOCKS);
-	pb_uint(&b, 1, CLOCK_SEQ);
+	pb_uint(&b, 1, PF_CLOCK_SEQ);
 	pb_uint(&b, 2, 0);
 	pb_uint(&b, 3, 1); /* is_incremental */
 	pb_close(&b, n);
 	n = pb_open(&b, F_CS_CLOCKS);
-	pb_uint(&b, 1, CLOCK_BOOTTIME);
+	pb_uint(&b, 1, PF_CLOCK_BOOTTIME);
 	pb_uint(&b, 2, base);
 	pb_close(&b, n);
-	pb_uint(&b, F_CS_PRIMARY, CLOCK_BOOTTIME);
+	pb_uint(&b, F_CS_PRIMARY, PF_CLOCK_BOOTTIME);
 	pb_close(&b, m);
 	pb_close(&b, pk);
 	/* the descriptor is in the same oneof as the snapshot: its own

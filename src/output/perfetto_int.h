@@ -11,6 +11,7 @@
 
 #include "output/nest.h"
 #include "output/outbuf.h"
+#include "output/outpipe.h"
 #include "output/writers.h"
 
 enum { TE_BEGIN = 1, TE_END = 2, TE_INSTANT = 3 };
@@ -64,12 +65,13 @@ typedef struct pf_writer {
 	bool runtime;
 	uint64_t flows;
 	uint64_t packets;
-	/* Where packets are written: &out (plain), or &raw, the chunk to
-	 * compress (perfetto_z.c) */
+	/* Where packets are written: &pipe.cur, a block that the pipe's
+	 * thread compresses into one packet of the file, or writes as it is
+	 * (perfetto_z.c, output/outpipe.h) */
 	ob *pk;
-	ob raw;
-	struct pf_z *z;
-	uint64_t chunks; /* compressed packets written */
+	opipe pipe;
+	struct pf_z *z;  /* the compressor (the pipe's thread's) */
+	uint64_t chunks; /* compressed packets written (at the end) */
 } pf_writer;
 
 #define PF_BYSTATE 256
@@ -87,24 +89,27 @@ typedef struct pf_ev {
 
 /* Whether this build compresses (libdeflate was found). */
 bool pf_z_available(void);
-/* Chooses where w's packets go (w->pk): into chunks compressed into the
- * file, unless the build cannot or DWORK_PERFETTO_PLAIN is set (not to
- * "0"); then into the file as they are.  After ob_open, before the
- * first packet.  DW_OK or DW_ENOMEM. */
+/* Starts w's pipe (w->pk is its block): each block of packets becomes
+ * one compressed packet in the file, unless the build cannot or
+ * DWORK_PERFETTO_PLAIN is set (not to "0"); then the packets go into
+ * the file as they are.  The compression and the writes run on the
+ * pipe's thread.  After ob_open, before the first packet.  DW_OK or
+ * DW_ENOMEM. */
 dw_err pf_z_start(pf_writer *w);
-/* Makes w->pk empty: writes the buffered bytes (plain) or the chunk as
- * one compressed packet; DW_OK or the output's error. */
-dw_err pf_flush(pf_writer *w);
-/* Writes the last chunk (nothing when plain); before ob_close. */
+/* Writes the last block and stops the pipe; before ob_close.  DW_OK or
+ * the output's first error. */
 dw_err pf_z_finish(pf_writer *w);
-/* Frees what pf_z_start made (also after a failed start). */
+/* Stops the pipe and frees what pf_z_start made (also after a failed
+ * start). */
 void pf_z_free(pf_writer *w);
 
-/* Room for n bytes (at most a packet's) at ob_end(w->pk). */
+/* Room for n bytes (at most a packet's) at ob_end(w->pk): a full block
+ * is handed to the pipe (a compressed packet's packets are the block's,
+ * so where a block ends stays where it ended without the thread). */
 static inline dw_err
 pf_need(pf_writer *w, size_t n)
 {
-	return w->pk->cap - w->pk->len >= n ? DW_OK : pf_flush(w);
+	return w->pk->cap - w->pk->len >= n ? DW_OK : op_submit(&w->pipe);
 }
 
 /* The iid of a region's name (a state, or a function, run or batch by

@@ -10,6 +10,12 @@
  * takes about 30% fewer instructions than zlib's level 1 (docs/merge.md
  * has the figures).  Without libdeflate, or with DWORK_PERFETTO_PLAIN
  * set, the packets go to the file as they are.
+ *
+ * Either way the blocks are handed to a thread of their own
+ * (output/outpipe.h) that compresses and writes them while the writer
+ * encodes the next: deflate is about 60% of the writer's instructions,
+ * and the chunks, their order and so the file are the same as when one
+ * thread did both.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,7 @@ struct pf_z {
 #endif
 	uint8_t *out; /* a chunk compressed */
 	size_t cap;
+	uint64_t chunks; /* compressed packets written */
 };
 
 bool
@@ -56,28 +63,6 @@ plain_asked(void)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-dw_err
-pf_z_start(pf_writer *w)
-{
-	w->pk = &w->out;
-	if (plain_asked() || !pf_z_available())
-		return DW_OK;
-#ifdef DW_HAVE_LIBDEFLATE
-	w->z = calloc(1, sizeof *w->z);
-	if (!w->z || !(w->z->c = libdeflate_alloc_compressor(1)))
-		return DW_ENOMEM;
-	w->z->cap = libdeflate_zlib_compress_bound(w->z->c, PZ_CHUNK);
-	w->z->out = malloc(w->z->cap);
-	w->raw.buf = malloc(PZ_CHUNK);
-	if (!w->z->out || !w->raw.buf)
-		return DW_ENOMEM;
-	w->raw.cap = PZ_CHUNK;
-	w->raw.len = 0;
-	w->pk = &w->raw;
-#endif
-	return DW_OK;
-}
-
 static size_t
 varint_len(uint64_t v)
 {
@@ -88,51 +73,74 @@ varint_len(uint64_t v)
 	return n;
 }
 
-/* The chunk's packets as one compressed packet in the file. */
+/* A chunk's packets as one compressed packet in the file (the pipe's
+ * thread). */
 static dw_err
-chunk(pf_writer *w)
+put_chunk(void *ctx, ob *out, const char *buf, size_t len)
 {
+	struct pf_z *z = ctx;
 	size_t n = 0, inner;
 	dw_err err;
 	pb b;
 
-	if (!w->raw.len)
-		return DW_OK;
 #ifdef DW_HAVE_LIBDEFLATE
-	n = libdeflate_zlib_compress(w->z->c, w->raw.buf, w->raw.len, w->z->out,
-	                             w->z->cap);
+	n = libdeflate_zlib_compress(z->c, buf, len, z->out, z->cap);
+#else
+	(void)z, (void)buf, (void)len;
 #endif
 	if (!n)
 		return DW_EIO; /* cannot happen: the buffer is the bound */
 	inner = 2 + varint_len(n) + n; /* key of field 50: two bytes */
-	err = ob_need(&w->out, 1 + varint_len(inner) + inner);
+	err = ob_need(out, 1 + varint_len(inner) + inner);
 	if (err != DW_OK)
 		return err;
-	b.p = (uint8_t *)ob_end(&w->out);
+	b.p = (uint8_t *)ob_end(out);
 	pb_key(&b, F_TRACE_PACKET, 2);
 	pb_varint(&b, inner);
-	pb_bytes(&b, F_COMPRESSED_PACKETS, w->z->out, n);
-	ob_commit(&w->out, (char *)b.p);
-	w->raw.len = 0;
-	w->chunks++;
+	pb_bytes(&b, F_COMPRESSED_PACKETS, z->out, n);
+	ob_commit(out, (char *)b.p);
+	z->chunks++;
 	return DW_OK;
 }
 
-dw_err
-pf_flush(pf_writer *w)
+/* Plain packets into the file as they are (the pipe's thread). */
+static dw_err
+put_plain(void *ctx, ob *out, const char *buf, size_t len)
 {
-	return w->pk == &w->out ? ob_flush(&w->out) : chunk(w);
+	(void)ctx;
+	return ob_write(out, buf, len);
+}
+
+dw_err
+pf_z_start(pf_writer *w)
+{
+	if (plain_asked() || !pf_z_available())
+		return op_start(&w->pipe, &w->out, OB_SIZE, put_plain, NULL);
+#ifdef DW_HAVE_LIBDEFLATE
+	w->z = calloc(1, sizeof *w->z);
+	if (!w->z || !(w->z->c = libdeflate_alloc_compressor(1)))
+		return DW_ENOMEM;
+	w->z->cap = libdeflate_zlib_compress_bound(w->z->c, PZ_CHUNK);
+	w->z->out = malloc(w->z->cap);
+	if (!w->z->out)
+		return DW_ENOMEM;
+#endif
+	return op_start(&w->pipe, &w->out, PZ_CHUNK, put_chunk, w->z);
 }
 
 dw_err
 pf_z_finish(pf_writer *w)
 {
-	return w->pk == &w->out ? DW_OK : chunk(w);
+	dw_err err = op_finish(&w->pipe);
+
+	w->chunks = w->z ? w->z->chunks : 0;
+	return err;
 }
 
 void
 pf_z_free(pf_writer *w)
 {
+	op_free(&w->pipe); /* first: its thread uses w->z */
 	if (w->z) {
 #ifdef DW_HAVE_LIBDEFLATE
 		libdeflate_free_compressor(w->z->c);
@@ -140,7 +148,5 @@ pf_z_free(pf_writer *w)
 		free(w->z->out);
 		free(w->z);
 	}
-	free(w->raw.buf);
 	w->z = NULL;
-	w->raw.buf = NULL;
 }
