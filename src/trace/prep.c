@@ -28,7 +28,10 @@
  * thread takes; prep_lock guards the bookkeeping, which a recording
  * thread takes only when the helper fell behind (no segment ready).
  * The helper sleeps on a semaphore: waking it is an atomic increment,
- * plus a futex wake only when it sleeps, and cannot be lost.
+ * plus a futex wake only when it sleeps, and cannot be lost.  A
+ * thread's first record does not wake it while another kit is ready
+ * (the wake-up was most of that record's cost): the helper, sleeping
+ * with a kit ready, looks for such jobs every PREP_POLL_MS.
  */
 #include <errno.h>
 #include <signal.h>
@@ -43,6 +46,10 @@
 
 #include "trace/prep_file.h"
 #include "trace/tracer.h"
+
+/* A sleeping helper's look at jobs left without a wake-up (a taken kit's
+ * name): a bound on how long a thread's file keeps its spare name. */
+#define PREP_POLL_MS 100
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t prep_sem; /* wakes the helper */
@@ -66,10 +73,11 @@ static struct buf *prep_filling;
 static int prep_unmapping; /* it unmaps a full segment, lock dropped */
 /* Test hooks (prep_test_hold): jobs left before the helper stops (-1:
  * never), whether it stopped, whether it sleeps with nothing to do, and
- * the jobs it did. */
+ * the jobs it did, and the wake-ups asked for. */
 static int prep_hold = -1;
 static int prep_parked;
 static int prep_idle;
+static unsigned prep_nwakes;
 static char prep_log[64];
 static unsigned prep_nlog;
 
@@ -94,6 +102,7 @@ prep_unreserve(void)
 static void
 prep_wake(void)
 {
+	__atomic_fetch_add(&prep_nwakes, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&prep_idle, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
 		sem_post(&prep_sem);
@@ -355,14 +364,24 @@ prep_kit_job(void)
 	pthread_mutex_lock(&prep_lock);
 }
 
-/* Nothing to do: sleeps until woken (lock held, dropped meanwhile). */
+/* Nothing to do: sleeps until woken (lock held, dropped meanwhile).
+ * While a kit is ready a thread may take it without waking the helper
+ * (prep_name_later): the helper then looks again every PREP_POLL_MS. */
 static void
 prep_sleep(void)
 {
+	int poll = prep_gen && prep_nkits;
 	__atomic_store_n(&prep_idle, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
-	while (sem_wait(&prep_sem) != 0 && errno == EINTR)
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += PREP_POLL_MS % 1000 * 1000000L;
+	until.tv_sec += PREP_POLL_MS / 1000 + until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while ((poll ? sem_clockwait(&prep_sem, CLOCK_MONOTONIC, &until)
+	             : sem_wait(&prep_sem)) != 0 &&
+	       errno == EINTR)
 		;
 	pthread_mutex_lock(&prep_lock);
 }
@@ -603,7 +622,7 @@ prep_take_kit(void)
 		}
 	}
 	prep_kit_want = 1;
-	if (!k) /* else prep_name_later wakes the helper */
+	if (!k) /* else prep_name_later decides */
 		prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 	if (k)
@@ -611,6 +630,12 @@ prep_take_kit(void)
 	return k;
 }
 
+/* Waking a sleeping helper costs the thread a futex wake and, on
+ * another CPU, an interrupt to it: 10-25 us on the test VM, at times
+ * 200 us, most of a thread's first record.  So the name is left for the
+ * helper's next wake-up (this thread's low-water mark, another thread's
+ * take, fini, at the latest PREP_POLL_MS), unless this thread took the
+ * last kit: then the next thread's is made at once. */
 void
 prep_name_later(struct buf *b)
 {
@@ -618,7 +643,8 @@ prep_name_later(struct buf *b)
 	b->name_next = prep_names;
 	prep_names = b;
 	prep_start();
-	prep_wake();
+	if (!prep_nkits)
+		prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -634,6 +660,7 @@ prep_await_kit(void)
 void
 prep_wait_kit(void)
 {
+	prep_wake(); /* the kit a record of init took is replaced now */
 	pthread_mutex_lock(&prep_lock);
 	while (prep_running && prep_gen && !prep_kit_filled() &&
 	       prep_kit_fails <= 2 &&
@@ -778,10 +805,17 @@ prep_test_wait_parked(void)
 int
 prep_test_wait_idle(void)
 {
+	prep_wake(); /* a job left without a wake-up is done first */
 	pthread_mutex_lock(&prep_lock);
 	int ok = prep_test_wait(&prep_idle);
 	pthread_mutex_unlock(&prep_lock);
 	return ok;
+}
+
+unsigned
+prep_test_wakes(void)
+{
+	return __atomic_load_n(&prep_nwakes, __ATOMIC_RELAXED);
 }
 
 void
