@@ -666,6 +666,10 @@ prep_wait_kit(void)
 	       prep_kit_fails <= 2 &&
 	       (prep_kit_want || prep_kit_busy || prep_nkits))
 		pthread_cond_wait(&prep_done, &prep_lock);
+	/* and its file named: a rename (more on a busy disk) left for later
+	 * would come before the thread's next segment */
+	while (prep_running && (prep_names || prep_name_busy))
+		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
 }
 

@@ -206,8 +206,8 @@ void prep_name_later(struct buf *b);
  * done than one started by the caller.  Call without trc.lock. */
 void prep_await_kit(void);
 /* Waits until the helper has prepared the next thread's buffer (or
- * failed to), so that a thread started after init finds it ready; call
- * without trc.lock. */
+ * failed to), so that a thread started after init finds it ready, and
+ * named the files of kits taken so far; call without trc.lock. */
 void prep_wait_kit(void);
 void prep_release(struct buf *b); /* its spare given back; no more */
 void prep_fini(void);             /* the unused kit removed */
