@@ -28,10 +28,8 @@
  * thread takes; prep_lock guards the bookkeeping, which a recording
  * thread takes only when the helper fell behind (no segment ready).
  * The helper sleeps on a semaphore: waking it is an atomic increment,
- * plus a futex wake only when it sleeps, and cannot be lost.  A
- * thread's first record does not wake it while another kit is ready
- * (the wake-up was most of that record's cost): the helper, sleeping
- * with a kit ready, looks for such jobs every PREP_POLL_MS.
+ * plus a futex wake only when it sleeps, and cannot be lost; a thread's
+ * first record leaves it asleep while a kit is ready (prep_name_later).
  */
 #include <errno.h>
 #include <signal.h>
@@ -46,10 +44,6 @@
 
 #include "trace/prep_file.h"
 #include "trace/tracer.h"
-
-/* A sleeping helper's look at jobs left without a wake-up (a taken kit's
- * name): a bound on how long a thread's file keeps its spare name. */
-#define PREP_POLL_MS 100
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t prep_sem; /* wakes the helper */
@@ -364,9 +358,8 @@ prep_kit_job(void)
 	pthread_mutex_lock(&prep_lock);
 }
 
-/* Nothing to do: sleeps until woken (lock held, dropped meanwhile).
- * While a kit is ready a thread may take it without waking the helper
- * (prep_name_later): the helper then looks again every PREP_POLL_MS. */
+/* Nothing to do: sleeps until woken (lock held, dropped meanwhile), or
+ * PREP_POLL_MS while a kit is ready (prep_name_later). */
 static void
 prep_sleep(void)
 {
@@ -374,15 +367,7 @@ prep_sleep(void)
 	__atomic_store_n(&prep_idle, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += PREP_POLL_MS % 1000 * 1000000L;
-	until.tv_sec += PREP_POLL_MS / 1000 + until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
-	while ((poll ? sem_clockwait(&prep_sem, CLOCK_MONOTONIC, &until)
-	             : sem_wait(&prep_sem)) != 0 &&
-	       errno == EINTR)
-		;
+	prep_sem_sleep(&prep_sem, poll ? PREP_POLL_MS : 0);
 	pthread_mutex_lock(&prep_lock);
 }
 
@@ -577,22 +562,6 @@ prep_own_done(struct buf *b)
 	pthread_mutex_unlock(&prep_lock);
 }
 
-void
-prep_get_counts(struct prep_counts *c)
-{
-	memset(c, 0, sizeof *c);
-	pthread_mutex_lock(&trc.lock);
-	for (struct buf *b = trc.bufs; b; b = b->next) {
-		if (b->gen != trc.gen)
-			continue;
-		c->swaps += b->sw_swap;
-		c->waits += b->sw_wait;
-		c->grown_inline += b->sw_inline;
-		c->unmapped_inline += b->unmap_inline;
-	}
-	pthread_mutex_unlock(&trc.lock);
-}
-
 /* A kit whose segment is all faulted in, else NULL (lock held). */
 static struct buf **
 prep_kit_filled(void)
@@ -630,12 +599,9 @@ prep_take_kit(void)
 	return k;
 }
 
-/* Waking a sleeping helper costs the thread a futex wake and, on
- * another CPU, an interrupt to it: 10-25 us on the test VM, at times
- * 200 us, most of a thread's first record.  So the name is left for the
- * helper's next wake-up (this thread's low-water mark, another thread's
- * take, fini, at the latest PREP_POLL_MS), unless this thread took the
- * last kit: then the next thread's is made at once. */
+/* No wake-up (10-25 us, at times 200 us: most of a first record) unless
+ * this thread took the last kit: the name waits for the next one, at
+ * the latest PREP_POLL_MS. */
 void
 prep_name_later(struct buf *b)
 {
@@ -666,8 +632,7 @@ prep_wait_kit(void)
 	       prep_kit_fails <= 2 &&
 	       (prep_kit_want || prep_kit_busy || prep_nkits))
 		pthread_cond_wait(&prep_done, &prep_lock);
-	/* and its file named: a rename (more on a busy disk) left for later
-	 * would come before the thread's next segment */
+	/* and named: left for later, it comes before the next segment */
 	while (prep_running && (prep_names || prep_name_busy))
 		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
