@@ -28,7 +28,8 @@
  * thread takes; prep_lock guards the bookkeeping, which a recording
  * thread takes only when the helper fell behind (no segment ready).
  * The helper sleeps on a semaphore: waking it is an atomic increment,
- * plus a futex wake only when it sleeps, and cannot be lost.
+ * plus a futex wake only when it sleeps, and cannot be lost; a thread's
+ * first record leaves it asleep while a kit is ready (prep_name_later).
  */
 #include <errno.h>
 #include <signal.h>
@@ -66,10 +67,11 @@ static struct buf *prep_filling;
 static int prep_unmapping; /* it unmaps a full segment, lock dropped */
 /* Test hooks (prep_test_hold): jobs left before the helper stops (-1:
  * never), whether it stopped, whether it sleeps with nothing to do, and
- * the jobs it did. */
+ * the jobs it did, and the wake-ups asked for. */
 static int prep_hold = -1;
 static int prep_parked;
 static int prep_idle;
+static unsigned prep_nwakes;
 static char prep_log[64];
 static unsigned prep_nlog;
 
@@ -94,6 +96,7 @@ prep_unreserve(void)
 static void
 prep_wake(void)
 {
+	__atomic_fetch_add(&prep_nwakes, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&prep_idle, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&prep_sem_ok, __ATOMIC_ACQUIRE))
 		sem_post(&prep_sem);
@@ -355,15 +358,16 @@ prep_kit_job(void)
 	pthread_mutex_lock(&prep_lock);
 }
 
-/* Nothing to do: sleeps until woken (lock held, dropped meanwhile). */
+/* Nothing to do: sleeps until woken (lock held, dropped meanwhile), or
+ * PREP_POLL_MS while a kit is ready (prep_name_later). */
 static void
 prep_sleep(void)
 {
+	int poll = prep_gen && prep_nkits;
 	__atomic_store_n(&prep_idle, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&prep_done);
 	pthread_mutex_unlock(&prep_lock);
-	while (sem_wait(&prep_sem) != 0 && errno == EINTR)
-		;
+	prep_sem_sleep(&prep_sem, poll ? PREP_POLL_MS : 0);
 	pthread_mutex_lock(&prep_lock);
 }
 
@@ -558,22 +562,6 @@ prep_own_done(struct buf *b)
 	pthread_mutex_unlock(&prep_lock);
 }
 
-void
-prep_get_counts(struct prep_counts *c)
-{
-	memset(c, 0, sizeof *c);
-	pthread_mutex_lock(&trc.lock);
-	for (struct buf *b = trc.bufs; b; b = b->next) {
-		if (b->gen != trc.gen)
-			continue;
-		c->swaps += b->sw_swap;
-		c->waits += b->sw_wait;
-		c->grown_inline += b->sw_inline;
-		c->unmapped_inline += b->unmap_inline;
-	}
-	pthread_mutex_unlock(&trc.lock);
-}
-
 /* A kit whose segment is all faulted in, else NULL (lock held). */
 static struct buf **
 prep_kit_filled(void)
@@ -603,7 +591,7 @@ prep_take_kit(void)
 		}
 	}
 	prep_kit_want = 1;
-	if (!k) /* else prep_name_later wakes the helper */
+	if (!k) /* else prep_name_later decides */
 		prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 	if (k)
@@ -611,6 +599,9 @@ prep_take_kit(void)
 	return k;
 }
 
+/* No wake-up (10-25 us, at times 200 us: most of a first record) unless
+ * this thread took the last kit: the name waits for the next one, at
+ * the latest PREP_POLL_MS. */
 void
 prep_name_later(struct buf *b)
 {
@@ -618,7 +609,8 @@ prep_name_later(struct buf *b)
 	b->name_next = prep_names;
 	prep_names = b;
 	prep_start();
-	prep_wake();
+	if (!prep_nkits)
+		prep_wake();
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -634,10 +626,14 @@ prep_await_kit(void)
 void
 prep_wait_kit(void)
 {
+	prep_wake(); /* the kit a record of init took is replaced now */
 	pthread_mutex_lock(&prep_lock);
 	while (prep_running && prep_gen && !prep_kit_filled() &&
 	       prep_kit_fails <= 2 &&
 	       (prep_kit_want || prep_kit_busy || prep_nkits))
+		pthread_cond_wait(&prep_done, &prep_lock);
+	/* and named: left for later, it comes before the next segment */
+	while (prep_running && (prep_names || prep_name_busy))
 		pthread_cond_wait(&prep_done, &prep_lock);
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -778,10 +774,17 @@ prep_test_wait_parked(void)
 int
 prep_test_wait_idle(void)
 {
+	prep_wake(); /* a job left without a wake-up is done first */
 	pthread_mutex_lock(&prep_lock);
 	int ok = prep_test_wait(&prep_idle);
 	pthread_mutex_unlock(&prep_lock);
 	return ok;
+}
+
+unsigned
+prep_test_wakes(void)
+{
+	return __atomic_load_n(&prep_nwakes, __ATOMIC_RELAXED);
 }
 
 void

@@ -1,14 +1,17 @@
 /*
  * The helper's file and mapping steps (src/trace/prep.c): growing and
  * mapping a segment, unmapping a full one, freeing a kit, naming a taken
- * kit's file.  None takes prep.c's lock.
+ * kit's file; its sleep, and the switches' counts.  None takes prep.c's
+ * lock.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace/prep_file.h"
@@ -138,4 +141,33 @@ prep_unmap(unsigned char *m)
 	for (uint64_t off = 0; off < seg; off += PREP_CHUNK)
 		munmap(m + off,
 		       seg - off < PREP_CHUNK ? seg - off : PREP_CHUNK);
+}
+
+void
+prep_sem_sleep(sem_t *s, unsigned ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	until.tv_sec += ms / 1000 + until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while ((ms ? sem_clockwait(s, CLOCK_MONOTONIC, &until) : sem_wait(s)) &&
+	       errno == EINTR)
+		;
+}
+
+void
+prep_get_counts(struct prep_counts *c)
+{
+	memset(c, 0, sizeof *c);
+	pthread_mutex_lock(&trc.lock);
+	for (struct buf *b = trc.bufs; b; b = b->next) {
+		if (b->gen != trc.gen)
+			continue;
+		c->swaps += b->sw_swap;
+		c->waits += b->sw_wait;
+		c->grown_inline += b->sw_inline;
+		c->unmapped_inline += b->unmap_inline;
+	}
+	pthread_mutex_unlock(&trc.lock);
 }

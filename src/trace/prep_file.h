@@ -2,11 +2,16 @@
 #ifndef DW_TRACE_PREP_FILE_H
 #define DW_TRACE_PREP_FILE_H
 
+#include <semaphore.h>
 #include <stdint.h>
 
 #include "trace/tracer.h"
 
 #define PREP_CHUNK (256u << 10) /* faulted in (or unmapped) at a time */
+/* A sleeping helper's look at jobs left without a wake-up (a taken kit's
+ * name, prep_name_later): how long a thread's file may keep its spare
+ * name. */
+#define PREP_POLL_MS 100u
 
 /* Offset of segment idx in a thread file. */
 uint64_t prep_seg_off(uint64_t idx);
@@ -25,5 +30,7 @@ void prep_kit_free(struct buf *k, int remove);
 void prep_name_file(struct buf *b);
 /* The registration's calibration pair written, unless fini did. */
 void prep_write_calib(struct buf *b);
+/* Waits on s, at most ms milliseconds (0: no limit). */
+void prep_sem_sleep(sem_t *s, unsigned ms);
 
 #endif

@@ -197,14 +197,17 @@ void prep_get_counts(struct prep_counts *c);
  * prep_name_later. */
 struct buf *prep_take_kit(void);
 /* The helper renames b's file to the thread's name and writes its
- * pending calibration pair, off the recording thread. */
+ * pending calibration pair, off the recording thread: at its next
+ * wake-up, within PREP_POLL_MS (src/trace/prep.c), when another kit is
+ * ready (the caller does not wake it: a futex wake, the bulk of a
+ * thread's first record), at once when the caller took the last one. */
 void prep_name_later(struct buf *b);
 /* When no kit is ready but one is being made, waits for it: it is nearer
  * done than one started by the caller.  Call without trc.lock. */
 void prep_await_kit(void);
 /* Waits until the helper has prepared the next thread's buffer (or
- * failed to), so that a thread started after init finds it ready; call
- * without trc.lock. */
+ * failed to), so that a thread started after init finds it ready, and
+ * named the files of kits taken so far; call without trc.lock. */
 void prep_wait_kit(void);
 void prep_release(struct buf *b); /* its spare given back; no more */
 void prep_fini(void);             /* the unused kit removed */
@@ -216,8 +219,13 @@ void prep_fini(void);             /* the unused kit removed */
  * (0); the log is copied, NUL-terminated, and restarted. */
 void prep_test_hold(int jobs);
 int prep_test_wait_parked(void);
-int prep_test_wait_idle(void); /* until it sleeps with nothing to do */
+/* Until it sleeps with nothing to do (it is woken first, so that a job
+ * left without a wake-up is done). */
+int prep_test_wait_idle(void);
 void prep_test_log(char *out, size_t len);
+/* How many times the helper was woken (asked to, whether it slept or
+ * not) since the process started. */
+unsigned prep_test_wakes(void);
 void prep_fork_prepare(void);
 void prep_fork_parent(void);
 void prep_fork_child(void);

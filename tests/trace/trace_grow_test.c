@@ -299,6 +299,74 @@ test_order(void)
 	tu_rmtree(dir);
 }
 
+/* Thread files in dir under their thread's name. */
+static int
+count_named(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	REQUIRE(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		n += l >= 4 && strcmp(de->d_name + l - 4, ".dwt") == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A thread's first record wakes the helper only when it took the last
+ * kit ready (the wake-up was most of that record's cost): the helper,
+ * held, is asked for nothing by the first thread and once by the
+ * second; let go, it names both files first. */
+static void
+test_quiet_take(void)
+{
+	const char *tmp = tu_tmpdir("growq");
+	char dir[512], log[64];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start(dir);
+	REQUIRE(prep_test_wait_idle()); /* two kits ready */
+	prep_test_hold(0);
+	REQUIRE(prep_test_wait_parked());
+	unsigned w0 = prep_test_wakes();
+	run_other(); /* one kit left */
+	CHECK_EQ_U64(prep_test_wakes(), w0);
+	run_other(); /* none left */
+	CHECK_EQ_U64(prep_test_wakes(), w0 + 1);
+	CHECK_EQ_U64(count_named(dir), 1); /* this thread's only */
+	prep_test_hold(-1);
+	REQUIRE(prep_test_wait_idle());
+	prep_test_log(log, sizeof log);
+	CHECK(strncmp(log, "NN", 2) == 0);
+	CHECK_EQ_U64(count_named(dir), 3);
+	dwt_fini();
+	tu_rmtree(dir);
+}
+
+/* Unwoken, the helper still names a taken kit's file (its look every
+ * PREP_POLL_MS while a kit is ready): a process killed later keeps
+ * that thread's records.  Waits for the name, up to 20 s, touching
+ * nothing that wakes the helper. */
+static void
+test_named_unwoken(void)
+{
+	const char *tmp = tu_tmpdir("growu");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp);
+	start(dir);
+	REQUIRE(prep_test_wait_idle()); /* two kits ready, this file named */
+	unsigned w0 = prep_test_wakes();
+	run_other();
+	struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 20000 && count_named(dir) < 2; i++)
+		nanosleep(&ms, NULL);
+	CHECK_EQ_U64(count_named(dir), 2);
+	CHECK_EQ_U64(prep_test_wakes(), w0);
+	dwt_fini();
+	tu_rmtree(dir);
+}
+
 /* Circular mode at its cap: the reused segment is cleared a chunk (16
  * KiB, BUF_CLEAR in src/trace/buffer.c) at a time as records reach it,
  * not all at the switch; the helper maps and faults in the oldest one
@@ -363,6 +431,8 @@ main(void)
 	test_ready();
 	test_behind();
 	test_order();
+	test_quiet_take();
+	test_named_unwoken();
 	test_reuse();
 	return tu_report("trace_grow");
 }
