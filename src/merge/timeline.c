@@ -506,7 +506,7 @@ decoder(mg_ctx *c, ltree *lt)
 	while (n < lt->p && lt->s[n])
 		n++;
 	if (c->o->threads > 1 && n)
-		(void)dec_start(lt->s, n, &d);
+		(void)dec_start(lt->s, n, c->pipe, &d);
 	return d;
 }
 
