@@ -58,13 +58,15 @@ struct mg_dec {
 
 static void dec_stop_locked(mg_dec *d, bool running);
 
+/* As in pipe.c: the broadcast after the unlock, so that the woken
+ * thread does not block on the mutex at once. */
 static void
 wake(mg_dec *d, _Atomic int *sleeping, pthread_cond_t *cv)
 {
 	if (atomic_load(sleeping)) {
 		pthread_mutex_lock(d->mu);
-		pthread_cond_broadcast(cv);
 		pthread_mutex_unlock(d->mu);
+		pthread_cond_broadcast(cv);
 	}
 }
 

@@ -83,13 +83,17 @@ struct mg_pipe {
 	const void *func_ctx;
 };
 
+/* The mutex only orders the wake-up after the sleeper's check (a
+ * sleeper holds it from its flag to its wait); the broadcast comes
+ * after the unlock, so that the woken thread does not block at once on
+ * the mutex this one still holds. */
 static void
 wake(mg_pipe *p, _Atomic int *sleeping)
 {
 	if (atomic_load(sleeping)) {
 		pthread_mutex_lock(&p->mu);
-		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
+		pthread_cond_broadcast(&p->cv);
 	}
 }
 
@@ -135,13 +139,19 @@ consume(mg_pipe *p, const pipe_ent *e)
 	}
 }
 
-/* Writes the records before head, at most max bytes of them. */
+/* Writes the records before head, at most max bytes of them; with a
+ * decoding d to run, stops early once the merge kicked it since seen
+ * (it freed room or waits for a record), looked at every 64 records. */
 static void
-drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max)
+drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max, mg_dec *d,
+      uint64_t seen)
 {
 	uint64_t stop = head - p->rtail > max ? p->rtail + max : head;
+	unsigned k = 0;
 
 	while (p->rtail < stop) {
+		if (d && !(++k & 63) && dec_kicked(d, seen))
+			return;
 		const pipe_ent *e =
 		    (const pipe_ent *)(p->ring + (p->rtail & RING_MASK));
 
@@ -217,7 +227,7 @@ writer_main(void *arg)
 		did = d && dec_work(d);
 		head = atomic_load(&p->head);
 		if (head != p->rtail) {
-			drain(p, head, &freed, d ? BATCH : UINT64_MAX);
+			drain(p, head, &freed, d ? BATCH : UINT64_MAX, d, seen);
 			continue;
 		}
 		if (did)
