@@ -11,13 +11,15 @@
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
  * ru_maxrss from wait4); _2threads: the same of the two-thread merge.
  * merge.records_per_s_2threads: the same merge with the streams decoded and the
- * records written on threads of their own (mg_opts.threads = 2: decode.h,
+ * records written on a second thread (mg_opts.threads = 2: decode.h,
  * pipe.h), not pinned, beside the same floor. merge.instr_per_record:
  * instructions a record of the one-thread merge (callgrind, the difference of a
  * merge of 1.5 M records and one of 0.5 M, so the fixed cost is left out);
- * _2threads_main: the same for the merging thread alone of the two-thread merge
- * (its critical path). Instruction counts do not depend on the machine's load.
- * BENCH_QUICK skips the callgrind runs.
+ * _2threads_main: the same for the merging thread alone of the two-thread
+ * merge, _2threads_other for its other thread (the scan's second half, then the
+ * decoding and the writer): the longer of the two is the critical path.
+ * Instruction counts do not depend on the machine's load. BENCH_QUICK skips the
+ * callgrind runs.
  *
  * The trace is generated into $TMPDIR (or /tmp) and removed afterwards.
  * BENCH_MERGE_RECORDS overrides the record count (for a quick run);
@@ -57,10 +59,12 @@ run_merge(void *arg)
 }
 
 /* Instructions of one merge of the trace in sub (one thread or two)
- * under callgrind: the whole process, or its main thread alone; 0 when
- * valgrind is missing or the run failed. */
+ * under callgrind: the whole process (part 0), or its thread number
+ * part alone (1 the merging thread, 2 the other: the scan's second half,
+ * then the decoding and the writer); 0 when valgrind is missing or the
+ * run failed. */
 static uint64_t
-cg_instr(const char *self, const char *sub, unsigned threads, bool main_only)
+cg_instr(const char *self, const char *sub, unsigned threads, int part)
 {
 	char cmd[2400], out[700], line[512];
 	uint64_t total = 0;
@@ -70,12 +74,11 @@ cg_instr(const char *self, const char *sub, unsigned threads, bool main_only)
 	snprintf(cmd, sizeof cmd,
 	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
 	         "--merge %s %u >/dev/null 2>&1",
-	         main_only ? "--separate-threads=yes" : "", out, self, sub,
-	         threads);
+	         part ? "--separate-threads=yes" : "", out, self, sub, threads);
 	if (system(cmd) != 0)
 		return 0;
-	if (main_only)
-		snprintf(out, sizeof out, "%s/cg.out-01", sub);
+	if (part)
+		snprintf(out, sizeof out, "%s/cg.out-%02d", sub, part);
 	if (!(f = fopen(out, "r")))
 		return 0;
 	while (fgets(line, sizeof line, f))
@@ -128,19 +131,27 @@ cg_remove(const char *sub)
 		rmdir(sub);
 }
 
-/* Instructions a record: the difference of 1.5 M and 0.5 M records. */
+/* Instructions a record: the difference of 1.5 M and 0.5 M records;
+ * part as cg_instr's.  A two-thread run gives both of its threads
+ * (other, when not NULL, gets thread 2's). */
 static double
-cg_per_record(const char *self, unsigned threads, bool main_only)
+cg_per_record(const char *self, unsigned threads, int part, double *other)
 {
 	char a[600] = "", b[600] = "";
-	uint64_t ia = 0, ib = 0;
+	uint64_t ia = 0, ib = 0, oa = 0, ob = 0;
 
 	if (!cg_trace(500000, a, sizeof a) && !cg_trace(1500000, b, sizeof b)) {
-		ia = cg_instr(self, a, threads, main_only);
-		ib = cg_instr(self, b, threads, main_only);
+		ia = cg_instr(self, a, threads, part);
+		if (other)
+			oa = cg_instr(self, a, threads, 2);
+		ib = cg_instr(self, b, threads, part);
+		if (other)
+			ob = cg_instr(self, b, threads, 2);
 	}
 	cg_remove(a);
 	cg_remove(b);
+	if (other)
+		*other = oa && ob > oa ? (double)(ob - oa) / 1e6 : -1;
 	return ia && ib > ia ? (double)(ib - ia) / 1e6 : -1;
 }
 
@@ -183,15 +194,15 @@ static void
 print_instr(const char *self)
 {
 	const char *q = getenv("BENCH_QUICK");
-	double one, two;
+	double one, two, other;
 
 	if (q && *q && strcmp(q, "0")) {
 		printf(
 		    "bench: merge.instr_per_record: BENCH_QUICK (missing)\n");
 		return;
 	}
-	one = cg_per_record(self, 1, false);
-	two = cg_per_record(self, 2, true);
+	one = cg_per_record(self, 1, 0, NULL);
+	two = cg_per_record(self, 2, 1, &other);
 	if (one > 0)
 		printf("bench: merge.instr_per_record = %.0f instructions "
 		       "(callgrind, one thread, Paraver)\n",
@@ -203,6 +214,11 @@ print_instr(const char *self)
 		printf("bench: merge.instr_per_record_2threads_main = %.0f "
 		       "instructions (callgrind, the merging thread of two)\n",
 		       two);
+	if (other > 0)
+		printf("bench: merge.instr_per_record_2threads_other = %.0f "
+		       "instructions (callgrind, the other thread: the scan's "
+		       "second half, the decoding and the writer)\n",
+		       other);
 }
 
 /* One merge with one thread (pinned) and one with two (not pinned), the
@@ -298,7 +314,7 @@ main(int argc, char **argv)
 	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);
 	printf("bench: merge.records_per_s.target = 10000000 records/s\n");
 	printf("bench: merge.records_per_s_2threads = %.0f records/s "
-	       "(decoding and writing on threads of their own, 2 cores)\n",
+	       "(decoding and writing on a second thread, 2 cores)\n",
 	       (double)nin / best2);
 	printf("bench: merge.records_per_s_2threads.ratio = %.2f\n",
 	       tfloor / best2);
