@@ -58,37 +58,51 @@ run_merge(void *arg)
 	return 0;
 }
 
-/* Instructions of one merge of the trace in sub (one thread or two)
- * under callgrind: the whole process (part 0), or its thread number
- * part alone (1 the merging thread, 2 the other: the scan's second half,
- * then the decoding and the writer); 0 when valgrind is missing or the
- * run failed. */
+/* The instructions callgrind counted in its output file out; 0 if
+ * none. */
 static uint64_t
-cg_instr(const char *self, const char *sub, unsigned threads, int part)
+cg_total(const char *out)
 {
-	char cmd[2400], out[700], line[512];
+	char line[512];
 	uint64_t total = 0;
-	FILE *f;
+	FILE *f = fopen(out, "r");
 
-	snprintf(out, sizeof out, "%s/cg.out", sub);
-	snprintf(cmd, sizeof cmd,
-	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
-	         "--merge %s %u >/dev/null 2>&1",
-	         part ? "--separate-threads=yes" : "", out, self, sub, threads);
-	if (system(cmd) != 0)
-		return 0;
-	if (part)
-		snprintf(out, sizeof out, "%s/cg.out-%02d", sub, part);
-	if (!(f = fopen(out, "r")))
-		return 0;
-	while (fgets(line, sizeof line, f))
+	while (f && fgets(line, sizeof line, f))
 		if (!strncmp(line, "totals:", 7) ||
 		    !strncmp(line, "summary:", 8)) {
 			total = strtoull(strchr(line, ':') + 1, NULL, 10);
 			break;
 		}
-	fclose(f);
+	if (f)
+		fclose(f);
 	return total;
+}
+
+/* Instructions of one merge of the trace in sub (one thread or two)
+ * under callgrind: the whole process, or (split) the merging thread's
+ * and, in *other, the other thread's (the scan's second half, then the
+ * decoding and the writer); 0 when valgrind is missing or the run
+ * failed. */
+static uint64_t
+cg_instr(const char *self, const char *sub, unsigned threads, bool split,
+         uint64_t *other)
+{
+	char cmd[2400], out[700];
+
+	snprintf(out, sizeof out, "%s/cg.out", sub);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
+	         "--merge %s %u >/dev/null 2>&1",
+	         split ? "--separate-threads=yes" : "", out, self, sub,
+	         threads);
+	if (system(cmd) != 0)
+		return 0;
+	if (!split)
+		return cg_total(out);
+	snprintf(out, sizeof out, "%s/cg.out-02", sub);
+	*other = cg_total(out);
+	snprintf(out, sizeof out, "%s/cg.out-01", sub);
+	return cg_total(out);
 }
 
 /* Generates a trace of n records into dir/cgN (the benchmark's trace
@@ -131,27 +145,23 @@ cg_remove(const char *sub)
 		rmdir(sub);
 }
 
-/* Instructions a record: the difference of 1.5 M and 0.5 M records;
- * part as cg_instr's.  A two-thread run gives both of its threads
- * (other, when not NULL, gets thread 2's). */
+/* Instructions a record: the difference of 1.5 M and 0.5 M records.
+ * With other (split), the merging thread's, and the other thread's in
+ * *other. */
 static double
-cg_per_record(const char *self, unsigned threads, int part, double *other)
+cg_per_record(const char *self, unsigned threads, double *other)
 {
 	char a[600] = "", b[600] = "";
-	uint64_t ia = 0, ib = 0, oa = 0, ob = 0;
+	uint64_t ia = 0, ib = 0, o_a = 0, o_b = 0;
 
 	if (!cg_trace(500000, a, sizeof a) && !cg_trace(1500000, b, sizeof b)) {
-		ia = cg_instr(self, a, threads, part);
-		if (other)
-			oa = cg_instr(self, a, threads, 2);
-		ib = cg_instr(self, b, threads, part);
-		if (other)
-			ob = cg_instr(self, b, threads, 2);
+		ia = cg_instr(self, a, threads, other != NULL, &o_a);
+		ib = cg_instr(self, b, threads, other != NULL, &o_b);
 	}
 	cg_remove(a);
 	cg_remove(b);
 	if (other)
-		*other = oa && ob > oa ? (double)(ob - oa) / 1e6 : -1;
+		*other = o_a && o_b > o_a ? (double)(o_b - o_a) / 1e6 : -1;
 	return ia && ib > ia ? (double)(ib - ia) / 1e6 : -1;
 }
 
@@ -201,8 +211,8 @@ print_instr(const char *self)
 		    "bench: merge.instr_per_record: BENCH_QUICK (missing)\n");
 		return;
 	}
-	one = cg_per_record(self, 1, 0, NULL);
-	two = cg_per_record(self, 2, 1, &other);
+	one = cg_per_record(self, 1, NULL);
+	two = cg_per_record(self, 2, &other);
 	if (one > 0)
 		printf("bench: merge.instr_per_record = %.0f instructions "
 		       "(callgrind, one thread, Paraver)\n",
