@@ -26,18 +26,9 @@ typedef struct mg_decslot {
 	_Atomic int want;                   /* merge: waits for this stream */
 } mg_decslot;
 
-/* Per stream, the decoder's view of groups (records of one time) and
- * runs of groups that leave one state shown (mg_ent.next). */
-typedef struct dec_run {
-	bool group, run; /* a group, a run begun */
-	int64_t gt;      /* the current group's time */
-	uint32_t shown;  /* what the run's groups leave shown */
-	uint64_t first;  /* the last record of the run's first group */
-} dec_run;
-
 struct mg_dec {
 	mg_stream **s;
-	dec_run *run;
+	mg_run *run;
 	mg_decslot *slot;
 	mg_cursor *cur;  /* the streams' fill cursors, while the thread runs */
 	uint64_t *dtail; /* decoder's own: by stream */
@@ -72,36 +63,6 @@ wake(mg_dec *d, _Atomic int *sleeping, pthread_cond_t *cv)
 
 /* ---- The decoder's thread ----------------------------------------------- */
 
-/*
- * Record j, at time t, starts a new group: the group before it (ending
- * at j - 1) is complete.  If that group leaves another state shown than
- * its run, it is the first group of a new run and its time is where the
- * run before ends: what lookahead_next finds for the run's first group,
- * the one where the merge asks (the state shown changes there).  That
- * is written to the first group's last record while its slot still
- * holds it (the ring has not wrapped since), else left unknown and the
- * merge looks ahead itself.
- */
-static inline void
-run_group(mg_ent *ring, uint64_t mask, dec_run *r, uint64_t j, int64_t t)
-{
-	if (r->group) {
-		uint32_t after = ring[(j - 1) & mask].shown;
-
-		if (!r->run || after != r->shown) {
-			if (r->run && j - r->first <= mask)
-				atomic_store_explicit(
-				    &ring[r->first & mask].next, r->gt,
-				    memory_order_relaxed);
-			r->run = true;
-			r->shown = after;
-			r->first = j - 1;
-		}
-	}
-	r->group = true;
-	r->gt = t;
-}
-
 /* Fills stream k's free room; true when it decoded anything. */
 static bool
 refill(mg_dec *d, size_t k)
@@ -112,21 +73,13 @@ refill(mg_dec *d, size_t k)
 	uint64_t mask = s->rmask, t = d->dtail[k];
 	uint64_t room = mask + 1 - (t - atomic_load(&sl->pos));
 	bool want = atomic_load_explicit(&sl->want, memory_order_relaxed);
-	dec_run r = d->run[k]; /* in registers while it decodes */
+	mg_run r = d->run[k]; /* in registers while it decodes */
 
 	if (!room || (room <= mask / 2 && !want))
 		return false;
-	for (uint64_t end = t + room; t < end; t++) {
-		mg_ent *e = &ring[t & mask];
-
-		if (!cursor_decode(&d->cur[k], e)) {
-			d->deof[k] = true;
-			cursor_close(&d->cur[k]); /* its window, now */
-			break;
-		}
-		if (e->t != r.gt || !r.group)
-			run_group(ring, mask, &r, t, e->t);
-	}
+	t = cursor_fill(&d->cur[k], ring, mask, &r, t, t + room, &d->deof[k]);
+	if (d->deof[k])
+		cursor_close(&d->cur[k]); /* its window, now */
 	d->run[k] = r;
 	d->dtail[k] = t;
 	atomic_store(&sl->tail, t);
@@ -300,6 +253,7 @@ dec_start(mg_stream **s, size_t n, mg_pipe *host, mg_dec **out)
 	/* the cursors move to the thread: the merge's lines of its streams
 	 * are not written by it */
 	for (size_t k = 0; k < n; k++) {
+		d->run[k] = s[k]->run;
 		d->cur[k] = s[k]->fill;
 		s[k]->fill.rd = NULL;
 		s[k]->fill.st = (mg_stack){0}; /* owned by the copy now */
@@ -348,6 +302,7 @@ dec_stop_locked(mg_dec *d, bool running)
 			continue;
 		}
 		s->fill = d->cur[k];
+		s->run = d->run[k];
 		s->tail = d->dtail[k];
 		s->eof = d->deof[k];
 	}

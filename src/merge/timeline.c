@@ -410,6 +410,7 @@ stream_open(mg_ctx *c, mg_stream *s)
 
 	if (err == DW_ENOMEM)
 		return err;
+	s->fill_one = c->o->threads > 1;
 	s->phase = MG_RUN;
 	e = err == DW_OK ? stream_peek(s) : NULL;
 	if (!e) {
