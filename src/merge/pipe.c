@@ -150,11 +150,11 @@ drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max, mg_dec *d,
 	unsigned k = 0;
 
 	while (p->rtail < stop) {
-		if (d && !(++k & 63) && dec_kicked(d, seen))
-			return;
 		const pipe_ent *e =
 		    (const pipe_ent *)(p->ring + (p->rtail & RING_MASK));
 
+		if (d && !(++k & 63) && dec_kicked(d, seen))
+			return;
 		if (e->size & ENT_PAD) {
 			p->rtail += e->size & ~ENT_PAD;
 			continue;
