@@ -33,7 +33,8 @@ static const char *const exts[F_N] = {".prv", ".pcf", ".row"};
  */
 typedef struct prv_near {
 	uint64_t base;
-	unsigned n; /* digits of base */
+	unsigned n;       /* digits of base */
+	const char *four; /* the writer's "0000" .. "9999", 4 bytes each */
 	char s[32];
 } prv_near;
 
@@ -55,6 +56,7 @@ typedef struct prv_writer {
 	uint8_t *pre_len;
 	uint32_t nthreads;
 	prv_near t_time, t_other; /* record times, other times */
+	char *four;               /* "0000" .. "9999" (40 KB) */
 	prv_type types[PRV_TYPES];
 } prv_writer;
 
@@ -172,11 +174,26 @@ prefixes(prv_writer *p, const mg_info *info)
 	return DW_OK;
 }
 
+static char *
+four_digits(void)
+{
+	char *v = malloc(40000);
+
+	for (unsigned i = 0; v && i < 10000; i++) {
+		v[4 * i] = (char)('0' + i / 1000);
+		v[4 * i + 1] = (char)('0' + i / 100 % 10);
+		v[4 * i + 2] = (char)('0' + i / 10 % 10);
+		v[4 * i + 3] = (char)('0' + i % 10);
+	}
+	return v;
+}
+
 static void
-near_init(prv_near *c)
+near_init(prv_near *c, const char *four)
 {
 	c->base = 10000;
 	c->n = (unsigned)(ob_u64(c->s, c->base) - c->s);
+	c->four = four;
 }
 
 static void
@@ -200,8 +217,10 @@ prv_begin(mg_writer *w, const mg_info *info)
 	if (err != DW_OK)
 		return fail(p, err, "create", p->tmp[F_PRV], p->out.errnum);
 	p->opened = true;
-	near_init(&p->t_time);
-	near_init(&p->t_other);
+	if (!(p->four = four_digits()))
+		return DW_ENOMEM;
+	near_init(&p->t_time, p->four);
+	near_init(&p->t_other, p->four);
 	for (uint32_t i = 0; i < PRV_TYPES; i++)
 		type_set(&p->types[i], i);
 	err = prefixes(p, info);
@@ -238,18 +257,14 @@ static inline __attribute__((always_inline)) char *
 put_near(prv_near *c, char *p, uint64_t v)
 {
 	uint64_t d = v - c->base;
-	unsigned lo, hi;
 
 	if (__builtin_expect(d >= 10000, 0)) {
 		if (!near_move(c, v))
 			return ob_u64(p, v);
 		d = v - c->base;
 	}
-	lo = (unsigned)d;
-	hi = lo / 100;
 	memcpy(p, c->s, 32);
-	memcpy(p + c->n - 4, ob_digits + hi * 2, 2);
-	memcpy(p + c->n - 2, ob_digits + (lo - hi * 100) * 2, 2);
+	memcpy(p + c->n - 4, c->four + 4 * d, 4);
 	return p + c->n;
 }
 
@@ -405,6 +420,7 @@ prv_free(mg_writer *w)
 		of_names_free(p->path[k], p->tmp[k], !p->ended);
 	free(p->pre);
 	free(p->pre_len);
+	free(p->four);
 	free(p);
 }
 
