@@ -11,13 +11,15 @@
  * merge.peak_rss_mb: the merge's peak resident memory (a child process,
  * ru_maxrss from wait4); _2threads: the same of the two-thread merge.
  * merge.records_per_s_2threads: the same merge with the streams decoded and the
- * records written on threads of their own (mg_opts.threads = 2: decode.h,
+ * records written on a second thread (mg_opts.threads = 2: decode.h,
  * pipe.h), not pinned, beside the same floor. merge.instr_per_record:
  * instructions a record of the one-thread merge (callgrind, the difference of a
  * merge of 1.5 M records and one of 0.5 M, so the fixed cost is left out);
- * _2threads_main: the same for the merging thread alone of the two-thread merge
- * (its critical path). Instruction counts do not depend on the machine's load.
- * BENCH_QUICK skips the callgrind runs.
+ * _2threads_main: the same for the merging thread alone of the two-thread
+ * merge, _2threads_other for its other thread (the scan's second half, then the
+ * decoding and the writer): the longer of the two is the critical path.
+ * Instruction counts do not depend on the machine's load. BENCH_QUICK skips the
+ * callgrind runs.
  *
  * The trace is generated into $TMPDIR (or /tmp) and removed afterwards.
  * BENCH_MERGE_RECORDS overrides the record count (for a quick run);
@@ -56,36 +58,51 @@ run_merge(void *arg)
 	return 0;
 }
 
-/* Instructions of one merge of the trace in sub (one thread or two)
- * under callgrind: the whole process, or its main thread alone; 0 when
- * valgrind is missing or the run failed. */
+/* The instructions callgrind counted in its output file out; 0 if
+ * none. */
 static uint64_t
-cg_instr(const char *self, const char *sub, unsigned threads, bool main_only)
+cg_total(const char *out)
 {
-	char cmd[2400], out[700], line[512];
+	char line[512];
 	uint64_t total = 0;
-	FILE *f;
+	FILE *f = fopen(out, "r");
 
-	snprintf(out, sizeof out, "%s/cg.out", sub);
-	snprintf(cmd, sizeof cmd,
-	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
-	         "--merge %s %u >/dev/null 2>&1",
-	         main_only ? "--separate-threads=yes" : "", out, self, sub,
-	         threads);
-	if (system(cmd) != 0)
-		return 0;
-	if (main_only)
-		snprintf(out, sizeof out, "%s/cg.out-01", sub);
-	if (!(f = fopen(out, "r")))
-		return 0;
-	while (fgets(line, sizeof line, f))
+	while (f && fgets(line, sizeof line, f))
 		if (!strncmp(line, "totals:", 7) ||
 		    !strncmp(line, "summary:", 8)) {
 			total = strtoull(strchr(line, ':') + 1, NULL, 10);
 			break;
 		}
-	fclose(f);
+	if (f)
+		fclose(f);
 	return total;
+}
+
+/* Instructions of one merge of the trace in sub (one thread or two)
+ * under callgrind: the whole process, or (split) the merging thread's
+ * and, in *other, the other thread's (the scan's second half, then the
+ * decoding and the writer); 0 when valgrind is missing or the run
+ * failed. */
+static uint64_t
+cg_instr(const char *self, const char *sub, unsigned threads, bool split,
+         uint64_t *other)
+{
+	char cmd[2400], out[700];
+
+	snprintf(out, sizeof out, "%s/cg.out", sub);
+	snprintf(cmd, sizeof cmd,
+	         "valgrind --tool=callgrind %s --callgrind-out-file=%s %s "
+	         "--merge %s %u >/dev/null 2>&1",
+	         split ? "--separate-threads=yes" : "", out, self, sub,
+	         threads);
+	if (system(cmd) != 0)
+		return 0;
+	if (!split)
+		return cg_total(out);
+	snprintf(out, sizeof out, "%s/cg.out-02", sub);
+	*other = cg_total(out);
+	snprintf(out, sizeof out, "%s/cg.out-01", sub);
+	return cg_total(out);
 }
 
 /* Generates a trace of n records into dir/cgN (the benchmark's trace
@@ -128,19 +145,23 @@ cg_remove(const char *sub)
 		rmdir(sub);
 }
 
-/* Instructions a record: the difference of 1.5 M and 0.5 M records. */
+/* Instructions a record: the difference of 1.5 M and 0.5 M records.
+ * With other (split), the merging thread's, and the other thread's in
+ * *other. */
 static double
-cg_per_record(const char *self, unsigned threads, bool main_only)
+cg_per_record(const char *self, unsigned threads, double *other)
 {
 	char a[600] = "", b[600] = "";
-	uint64_t ia = 0, ib = 0;
+	uint64_t ia = 0, ib = 0, o_a = 0, o_b = 0;
 
 	if (!cg_trace(500000, a, sizeof a) && !cg_trace(1500000, b, sizeof b)) {
-		ia = cg_instr(self, a, threads, main_only);
-		ib = cg_instr(self, b, threads, main_only);
+		ia = cg_instr(self, a, threads, other != NULL, &o_a);
+		ib = cg_instr(self, b, threads, other != NULL, &o_b);
 	}
 	cg_remove(a);
 	cg_remove(b);
+	if (other)
+		*other = o_a && o_b > o_a ? (double)(o_b - o_a) / 1e6 : -1;
 	return ia && ib > ia ? (double)(ib - ia) / 1e6 : -1;
 }
 
@@ -183,15 +204,15 @@ static void
 print_instr(const char *self)
 {
 	const char *q = getenv("BENCH_QUICK");
-	double one, two;
+	double one, two, other;
 
 	if (q && *q && strcmp(q, "0")) {
 		printf(
 		    "bench: merge.instr_per_record: BENCH_QUICK (missing)\n");
 		return;
 	}
-	one = cg_per_record(self, 1, false);
-	two = cg_per_record(self, 2, true);
+	one = cg_per_record(self, 1, NULL);
+	two = cg_per_record(self, 2, &other);
 	if (one > 0)
 		printf("bench: merge.instr_per_record = %.0f instructions "
 		       "(callgrind, one thread, Paraver)\n",
@@ -203,6 +224,11 @@ print_instr(const char *self)
 		printf("bench: merge.instr_per_record_2threads_main = %.0f "
 		       "instructions (callgrind, the merging thread of two)\n",
 		       two);
+	if (other > 0)
+		printf("bench: merge.instr_per_record_2threads_other = %.0f "
+		       "instructions (callgrind, the other thread: the scan's "
+		       "second half, the decoding and the writer)\n",
+		       other);
 }
 
 /* One merge with one thread (pinned) and one with two (not pinned), the
@@ -298,7 +324,7 @@ main(int argc, char **argv)
 	printf("bench: merge.records_per_s.ratio = %.2f\n", tfloor / best);
 	printf("bench: merge.records_per_s.target = 10000000 records/s\n");
 	printf("bench: merge.records_per_s_2threads = %.0f records/s "
-	       "(decoding and writing on threads of their own, 2 cores)\n",
+	       "(decoding and writing on a second thread, 2 cores)\n",
 	       (double)nin / best2);
 	printf("bench: merge.records_per_s_2threads.ratio = %.2f\n",
 	       tfloor / best2);

@@ -38,6 +38,7 @@ stream_open_ring(mg_stream *s, size_t ring)
 		return DW_ENOMEM;
 	s->rmask = ring - 1;
 	s->pos = s->tail = s->la_pos = 0;
+	s->run = (mg_run){0};
 	return cursor_open(&s->fill, s);
 }
 
@@ -50,17 +51,26 @@ stream_close(mg_stream *s)
 	s->ring = NULL;
 }
 
-/* Decodes one more record into the ring (which has room). */
+/* Decodes more records into the ring (which has room): on one thread,
+ * all the room there is, following the groups and runs as a decoding
+ * thread does (mg_ent.next), so that the merge seldom looks ahead; one
+ * record when a decoding thread is to take the stream over (the merge's
+ * thread decodes only what it needs before). */
 bool
 stream_fill(mg_stream *s)
 {
+	uint64_t t;
+
 	if (s->dec)
 		return !s->eof && dec_more(s);
-	if (s->eof || !cursor_decode(&s->fill, &s->ring[s->tail & s->rmask])) {
-		s->eof = true;
+	if (s->eof)
 		return false;
-	}
-	s->tail++;
+	t = cursor_fill(&s->fill, s->ring, s->rmask, &s->run, s->tail,
+	                s->fill_one ? s->tail + 1 : s->pos + s->rmask + 1,
+	                &s->eof);
+	if (t == s->tail)
+		return false;
+	s->tail = t;
 	return true;
 }
 

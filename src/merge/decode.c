@@ -17,6 +17,7 @@
 
 #include "merge/decode.h"
 #include "merge/mg_int.h"
+#include "merge/pipe.h"
 
 typedef struct mg_decslot {
 	_Alignas(64) _Atomic uint64_t tail; /* decoder: records decoded */
@@ -25,18 +26,9 @@ typedef struct mg_decslot {
 	_Atomic int want;                   /* merge: waits for this stream */
 } mg_decslot;
 
-/* Per stream, the decoder's view of groups (records of one time) and
- * runs of groups that leave one state shown (mg_ent.next). */
-typedef struct dec_run {
-	bool group, run; /* a group, a run begun */
-	int64_t gt;      /* the current group's time */
-	uint32_t shown;  /* what the run's groups leave shown */
-	uint64_t first;  /* the last record of the run's first group */
-} dec_run;
-
 struct mg_dec {
 	mg_stream **s;
-	dec_run *run;
+	mg_run *run;
 	mg_decslot *slot;
 	mg_cursor *cur;  /* the streams' fill cursors, while the thread runs */
 	uint64_t *dtail; /* decoder's own: by stream */
@@ -46,54 +38,30 @@ struct mg_dec {
 	size_t pending;        /* merge: kicks not woken for (decoder asleep) */
 	size_t wake_at;        /* merge: kicks that are worth a wake-up */
 	_Atomic int dsleep, msleep, stop;
-	pthread_mutex_t mu;
-	pthread_cond_t dcv, mcv;
+	pthread_mutex_t *mu; /* own_mu, or the host's (pipe_host) */
+	pthread_cond_t *dcv; /* own_dcv, or the host's */
+	pthread_cond_t mcv;  /* the merge waits for a stream (with *mu) */
+	pthread_mutex_t own_mu;
+	pthread_cond_t own_dcv;
+	mg_pipe *host; /* the writer's thread runs the decoding, or NULL */
 	pthread_t thr;
 };
 
 static void dec_stop_locked(mg_dec *d, bool running);
 
+/* As in pipe.c: the broadcast after the unlock, so that the woken
+ * thread does not block on the mutex at once. */
 static void
 wake(mg_dec *d, _Atomic int *sleeping, pthread_cond_t *cv)
 {
 	if (atomic_load(sleeping)) {
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(d->mu);
+		pthread_mutex_unlock(d->mu);
 		pthread_cond_broadcast(cv);
-		pthread_mutex_unlock(&d->mu);
 	}
 }
 
 /* ---- The decoder's thread ----------------------------------------------- */
-
-/*
- * Record j, at time t, starts a new group: the group before it (ending
- * at j - 1) is complete.  If that group leaves another state shown than
- * its run, it is the first group of a new run and its time is where the
- * run before ends: what lookahead_next finds for the run's first group,
- * the one where the merge asks (the state shown changes there).  That
- * is written to the first group's last record while its slot still
- * holds it (the ring has not wrapped since), else left unknown and the
- * merge looks ahead itself.
- */
-static inline void
-run_group(mg_ent *ring, uint64_t mask, dec_run *r, uint64_t j, int64_t t)
-{
-	if (r->group) {
-		uint32_t after = ring[(j - 1) & mask].shown;
-
-		if (!r->run || after != r->shown) {
-			if (r->run && j - r->first <= mask)
-				atomic_store_explicit(
-				    &ring[r->first & mask].next, r->gt,
-				    memory_order_relaxed);
-			r->run = true;
-			r->shown = after;
-			r->first = j - 1;
-		}
-	}
-	r->group = true;
-	r->gt = t;
-}
 
 /* Fills stream k's free room; true when it decoded anything. */
 static bool
@@ -105,21 +73,13 @@ refill(mg_dec *d, size_t k)
 	uint64_t mask = s->rmask, t = d->dtail[k];
 	uint64_t room = mask + 1 - (t - atomic_load(&sl->pos));
 	bool want = atomic_load_explicit(&sl->want, memory_order_relaxed);
-	dec_run r = d->run[k]; /* in registers while it decodes */
+	mg_run r = d->run[k]; /* in registers while it decodes */
 
 	if (!room || (room <= mask / 2 && !want))
 		return false;
-	for (uint64_t end = t + room; t < end; t++) {
-		mg_ent *e = &ring[t & mask];
-
-		if (!cursor_decode(&d->cur[k], e)) {
-			d->deof[k] = true;
-			cursor_close(&d->cur[k]); /* its window, now */
-			break;
-		}
-		if (e->t != r.gt || !r.group)
-			run_group(ring, mask, &r, t, e->t);
-	}
+	t = cursor_fill(&d->cur[k], ring, mask, &r, t, t + room, &d->deof[k]);
+	if (d->deof[k])
+		cursor_close(&d->cur[k]); /* its window, now */
 	d->run[k] = r;
 	d->dtail[k] = t;
 	atomic_store(&sl->tail, t);
@@ -129,10 +89,33 @@ refill(mg_dec *d, size_t k)
 	return true;
 }
 
-static bool
-kicked(mg_dec *d, uint64_t seen)
+uint64_t
+dec_kicks(mg_dec *d)
+{
+	return atomic_load(&d->kick);
+}
+
+bool
+dec_kicked(mg_dec *d, uint64_t seen)
 {
 	return atomic_load(&d->kick) != seen || atomic_load(&d->stop);
+}
+
+void
+dec_sleeping(mg_dec *d, bool on)
+{
+	atomic_store(&d->dsleep, on);
+}
+
+bool
+dec_work(mg_dec *d)
+{
+	bool did = false;
+
+	for (size_t k = 0; k < d->n; k++)
+		if (!d->deof[k])
+			did |= refill(d, k);
+	return did;
 }
 
 static void *
@@ -141,20 +124,16 @@ dec_main(void *arg)
 	mg_dec *d = arg;
 
 	while (!atomic_load(&d->stop)) {
-		uint64_t seen = atomic_load(&d->kick);
-		bool did = false;
+		uint64_t seen = dec_kicks(d);
 
-		for (size_t k = 0; k < d->n; k++)
-			if (!d->deof[k])
-				did |= refill(d, k);
-		if (did)
+		if (dec_work(d))
 			continue;
-		pthread_mutex_lock(&d->mu);
-		atomic_store(&d->dsleep, 1);
-		while (!kicked(d, seen))
-			pthread_cond_wait(&d->dcv, &d->mu);
-		atomic_store(&d->dsleep, 0);
-		pthread_mutex_unlock(&d->mu);
+		pthread_mutex_lock(d->mu);
+		dec_sleeping(d, true);
+		while (!dec_kicked(d, seen))
+			pthread_cond_wait(d->dcv, d->mu);
+		dec_sleeping(d, false);
+		pthread_mutex_unlock(d->mu);
 	}
 	return NULL;
 }
@@ -181,7 +160,7 @@ kick(mg_dec *d, bool force)
 	if (!force && ++d->pending < d->wake_at)
 		return;
 	d->pending = 0;
-	wake(d, &d->dsleep, &d->dcv);
+	wake(d, &d->dsleep, d->dcv);
 }
 
 static void
@@ -227,18 +206,18 @@ dec_more(mg_stream *s)
 		}
 		atomic_store(&sl->want, 1);
 		pos_publish(s, true);
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(d->mu);
 		atomic_store(&d->msleep, 1);
 		while (!has_more(s))
-			pthread_cond_wait(&d->mcv, &d->mu);
+			pthread_cond_wait(&d->mcv, d->mu);
 		atomic_store(&d->msleep, 0);
-		pthread_mutex_unlock(&d->mu);
+		pthread_mutex_unlock(d->mu);
 		atomic_store(&sl->want, 0);
 	}
 }
 
 dw_err
-dec_start(mg_stream **s, size_t n, mg_dec **out)
+dec_start(mg_stream **s, size_t n, mg_pipe *host, mg_dec **out)
 {
 	size_t m = n ? n : 1;
 	mg_dec *d = calloc(1, sizeof *d);
@@ -264,25 +243,32 @@ dec_start(mg_stream **s, size_t n, mg_dec **out)
 		d->dtail[k] = s[k]->tail;
 		d->deof[k] = s[k]->eof || !s[k]->ring;
 	}
-	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->dcv, NULL);
+	pthread_mutex_init(&d->own_mu, NULL);
+	pthread_cond_init(&d->own_dcv, NULL);
 	pthread_cond_init(&d->mcv, NULL);
+	d->mu = &d->own_mu;
+	d->dcv = &d->own_dcv;
+	if (host && pipe_host_sync(host, &d->mu, &d->dcv))
+		d->host = host;
 	/* the cursors move to the thread: the merge's lines of its streams
 	 * are not written by it */
 	for (size_t k = 0; k < n; k++) {
+		d->run[k] = s[k]->run;
 		d->cur[k] = s[k]->fill;
 		s[k]->fill.rd = NULL;
 		s[k]->fill.st = (mg_stack){0}; /* owned by the copy now */
 	}
 	d->n = n;
 	d->wake_at = n / 2 ? n / 2 : 1;
-	if (pthread_create(&d->thr, NULL, dec_main, d) != 0) {
-		dec_stop_locked(d, false);
-		return DW_ENOMEM;
-	}
 	for (size_t k = 0; k < n; k++) {
 		s[k]->dec = d;
 		s[k]->dslot = &d->slot[k];
+	}
+	if (d->host)
+		pipe_host(d->host, d); /* its thread decodes from now on */
+	else if (pthread_create(&d->thr, NULL, dec_main, d) != 0) {
+		dec_stop_locked(d, false);
+		return DW_ENOMEM;
 	}
 	*out = d;
 	return DW_OK;
@@ -292,16 +278,18 @@ dec_start(mg_stream **s, size_t n, mg_dec **out)
 static void
 dec_stop_locked(mg_dec *d, bool running)
 {
-	if (running) {
+	if (running && d->host) {
+		pipe_unhost(d->host, d); /* returns once its thread let go */
+	} else if (running) {
 		atomic_store(&d->stop, 1);
-		pthread_mutex_lock(&d->mu);
-		pthread_cond_broadcast(&d->dcv);
-		pthread_mutex_unlock(&d->mu);
+		pthread_mutex_lock(d->mu);
+		pthread_cond_broadcast(d->dcv);
+		pthread_mutex_unlock(d->mu);
 		pthread_join(d->thr, NULL);
 	}
 	if (d->n) {
-		pthread_mutex_destroy(&d->mu);
-		pthread_cond_destroy(&d->dcv);
+		pthread_mutex_destroy(&d->own_mu);
+		pthread_cond_destroy(&d->own_dcv);
 		pthread_cond_destroy(&d->mcv);
 	}
 	for (size_t k = 0; k < d->n; k++) {
@@ -314,6 +302,7 @@ dec_stop_locked(mg_dec *d, bool running)
 			continue;
 		}
 		s->fill = d->cur[k];
+		s->run = d->run[k];
 		s->tail = d->dtail[k];
 		s->eof = d->deof[k];
 	}

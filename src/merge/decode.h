@@ -14,16 +14,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dwork/error.h>
 
 typedef struct mg_stream mg_stream;
 typedef struct mg_dec mg_dec;
+typedef struct mg_pipe mg_pipe;
 
-/* Starts the thread over the n streams s (opened, their rings filled as
- * far as the merge has looked; s stays valid until dec_stop).  DW_OK,
- * or DW_ENOMEM (the merge then decodes on its own thread). */
-dw_err dec_start(mg_stream **s, size_t n, mg_dec **out);
+/* Starts decoding the n streams s (opened, their rings filled as far as
+ * the merge has looked; s stays valid until dec_stop) on another
+ * thread: the writer's thread of host when it runs one (pipe_host, so
+ * that two threads share two cores, not three), else a thread of its
+ * own.  host may be NULL.  DW_OK, or DW_ENOMEM (the merge then decodes
+ * on its own thread). */
+dw_err dec_start(mg_stream **s, size_t n, mg_pipe *host, mg_dec **out);
 
 /* Stops the thread; the streams decode on the merge's thread again.
  * NULL is ignored. */
@@ -37,5 +42,18 @@ bool dec_more(mg_stream *s);
 /* Tells the thread that the merge is done with the records before
  * s->pos (their room may be refilled). */
 void dec_pos(mg_stream *s);
+
+/* The decoding side, for the thread that runs it (its own, or a host's
+ * loop, pipe.c): one pass over the streams, refilling every ring that
+ * has room; true when it decoded anything. */
+bool dec_work(mg_dec *d);
+
+/* The merge's kicks so far: read before a pass of dec_work, then
+ * dec_kicked(d, seen) tells whether the merge freed room or waits since
+ * (or the decoder is stopped).  A thread that sleeps for want of work
+ * says so with dec_sleeping(d, true) under the decoder's mutex first. */
+uint64_t dec_kicks(mg_dec *d);
+bool dec_kicked(mg_dec *d, uint64_t seen);
+void dec_sleeping(mg_dec *d, bool on);
 
 #endif

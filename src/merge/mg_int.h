@@ -229,15 +229,24 @@ typedef struct mg_ent {
 	int64_t t;
 	uint32_t shown;   /* the state shown once this record is applied */
 	uint32_t bad_pop; /* 1: a state exit without an entry */
-	/* With a decoding thread (decode.c), on the last record of the
-	 * first group of a run of groups that leave one state shown: the
-	 * time of the next group that leaves another, what lookahead_next
-	 * would find, once the decoder has read that far; MG_NEXT_UNKNOWN
-	 * until then (and on one thread). */
+	/* On the last record of the first group of a run of groups that
+	 * leave one state shown: the time of the next group that leaves
+	 * another, what lookahead_next would find, once the stream's
+	 * decoding (cursor_fill: a decoding thread's or the merge's own)
+	 * has read that far; MG_NEXT_UNKNOWN until then. */
 	_Atomic int64_t next;
 } mg_ent;
 
 #define MG_NEXT_UNKNOWN INT64_MIN
+
+/* The decoding's view of a stream's groups (records of one time) and
+ * runs of groups that leave one state shown (mg_ent.next). */
+typedef struct mg_run {
+	bool group, run; /* a group, a run begun */
+	int64_t gt;      /* the current group's time */
+	uint32_t shown;  /* what the run's groups leave shown */
+	uint64_t first;  /* the last record of the run's first group */
+} mg_run;
 
 enum mg_phase { MG_RUN, MG_FINISH, MG_DONE };
 
@@ -262,6 +271,8 @@ typedef struct mg_stream {
 	uint64_t rmask;     /* ring size - 1 (a power of two) */
 	uint64_t pos, tail; /* merge's next record; one past the last decoded */
 	bool eof;           /* fill has no more */
+	mg_run run;         /* fill's groups and runs (cursor_fill) */
+	bool fill_one;      /* one record a fill (a decoding thread comes) */
 	uint64_t bad_pops;  /* state exits without an entry, up to pos */
 	uint64_t la_pos;    /* lookahead: next record it reads (>= pos) */
 	mg_cursor la;       /* second reader, for states longer than the ring */
@@ -550,6 +561,56 @@ cursor_decode(mg_cursor *u, mg_ent *e)
 	atomic_store_explicit(&e->next, MG_NEXT_UNKNOWN, memory_order_relaxed);
 	u->next++;
 	return true;
+}
+
+/*
+ * Record j, at time t, starts a new group: the group before it (ending
+ * at j - 1) is complete.  If that group leaves another state shown than
+ * its run, it is the first group of a new run and its time is where the
+ * run before ends: what lookahead_next finds for the run's first group,
+ * the one where the merge asks (the state shown changes there).  That
+ * is written to the first group's last record while its slot still
+ * holds it (the ring has not wrapped since), else left unknown and the
+ * merge looks ahead itself.
+ */
+static inline void
+run_group(mg_ent *ring, uint64_t mask, mg_run *r, uint64_t j, int64_t t)
+{
+	if (r->group) {
+		uint32_t after = ring[(j - 1) & mask].shown;
+
+		if (!r->run || after != r->shown) {
+			if (r->run && j - r->first <= mask)
+				atomic_store_explicit(
+				    &ring[r->first & mask].next, r->gt,
+				    memory_order_relaxed);
+			r->run = true;
+			r->shown = after;
+			r->first = j - 1;
+		}
+	}
+	r->group = true;
+	r->gt = t;
+}
+
+/* Decodes u's next records into ring[t .. end) (free room), following
+ * the groups and runs in r; returns the new tail, and sets *eof when the
+ * cursor has no more. */
+static inline uint64_t
+cursor_fill(mg_cursor *u, mg_ent *ring, uint64_t mask, mg_run *r, uint64_t t,
+            uint64_t end, bool *eof)
+{
+	for (; t < end; t++) {
+		mg_ent *e = &ring[t & mask];
+
+		if (!cursor_decode(u, e)) {
+			*eof = true;
+			break;
+		}
+		if (e->t != r->gt || !r->group)
+			run_group(ring, mask, r, t, e->t);
+	}
+	return t;
 }
 
 /* The merge's next record of the stream, or NULL at its end. */

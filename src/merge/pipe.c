@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/decode.h"
 #include "merge/mg_int.h"
 #include "merge/pipe.h"
 
@@ -67,7 +68,9 @@ struct mg_pipe {
 	dw_err err;
 	_Atomic int done;
 	_Atomic int rsleep,
-	    wsleep; /* the writer's / the merge's thread waits */
+	    wsleep;            /* the writer's / the merge's thread waits */
+	_Atomic(mg_dec *) dec; /* the decoding the writer's thread runs */
+	_Atomic int unhost;    /* the merge asks it to let go of dec */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t thr;
@@ -80,13 +83,17 @@ struct mg_pipe {
 	const void *func_ctx;
 };
 
+/* The mutex only orders the wake-up after the sleeper's check (a
+ * sleeper holds it from its flag to its wait); the broadcast comes
+ * after the unlock, so that the woken thread does not block at once on
+ * the mutex this one still holds. */
 static void
 wake(mg_pipe *p, _Atomic int *sleeping)
 {
 	if (atomic_load(sleeping)) {
 		pthread_mutex_lock(&p->mu);
-		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
+		pthread_cond_broadcast(&p->cv);
 	}
 }
 
@@ -132,8 +139,75 @@ consume(mg_pipe *p, const pipe_ent *e)
 	}
 }
 
-/* Records until the merge is done; after a failed one the rest are
- * read and dropped, so the merge never waits for room in vain. */
+/* Writes the records before head, at most max bytes of them; with a
+ * decoding d to run, stops early once the merge kicked it since seen
+ * (it freed room or waits for a record), looked at every 64 records. */
+static void
+drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max, mg_dec *d,
+      uint64_t seen)
+{
+	uint64_t stop = head - p->rtail > max ? p->rtail + max : head;
+	unsigned k = 0;
+
+	while (p->rtail < stop) {
+		const pipe_ent *e =
+		    (const pipe_ent *)(p->ring + (p->rtail & RING_MASK));
+
+		if (d && !(++k & 63) && dec_kicked(d, seen))
+			return;
+		if (e->size & ENT_PAD) {
+			p->rtail += e->size & ~ENT_PAD;
+			continue;
+		}
+		if (!atomic_load_explicit(&p->failed, memory_order_relaxed))
+			consume(p, e);
+		p->rtail += e->size;
+		if (p->rtail - *freed >= BATCH) {
+			*freed = p->rtail;
+			atomic_store(&p->tail, *freed);
+			wake(p, &p->wsleep);
+		}
+	}
+}
+
+/* Sleeps until records come, the merge is done, a decoding d runs
+ * would have work (dec_kicked since seen), or the decoding to run
+ * changes. */
+static void
+host_sleep(mg_pipe *p, mg_dec *d, uint64_t seen)
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->rsleep, 1);
+	if (d)
+		dec_sleeping(d, true);
+	while (!has_work(p) && atomic_load(&p->dec) == d &&
+	       !atomic_load(&p->unhost) && !(d && dec_kicked(d, seen)))
+		pthread_cond_wait(&p->cv, &p->mu);
+	if (d)
+		dec_sleeping(d, false);
+	atomic_store(&p->rsleep, 0);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* The merge asked for its decoding back: from now on this thread does
+ * not touch it. */
+static void
+host_release(mg_pipe *p)
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->dec, NULL);
+	atomic_store(&p->unhost, 0);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/*
+ * Records until the merge is done; after a failed one the rest are
+ * read and dropped, so the merge never waits for room in vain.  While
+ * the merge's streams are decoded here (pipe_host), a pass of the
+ * decoding comes between batches of records, so that neither waits on
+ * the other for long, and the thread sleeps only when neither has work.
+ */
 static void *
 writer_main(void *arg)
 {
@@ -141,37 +215,60 @@ writer_main(void *arg)
 	uint64_t freed = 0;
 
 	for (;;) {
-		uint64_t head = atomic_load(&p->head);
+		mg_dec *d = atomic_load(&p->dec);
+		uint64_t seen, head;
+		bool did;
 
-		if (head == p->rtail) {
-			atomic_store(&p->tail, p->rtail);
-			wake(p, &p->wsleep);
-			if (atomic_load(&p->done) &&
-			    atomic_load(&p->head) == p->rtail)
-				return NULL;
-			sleep_until(p, &p->rsleep, has_work);
+		if (d && atomic_load(&p->unhost)) {
+			host_release(p);
 			continue;
 		}
-		while (p->rtail != head) {
-			const pipe_ent *e =
-			    (const pipe_ent *)(p->ring +
-			                       (p->rtail & RING_MASK));
-
-			if (e->size & ENT_PAD) {
-				p->rtail += e->size & ~ENT_PAD;
-				continue;
-			}
-			if (!atomic_load_explicit(&p->failed,
-			                          memory_order_relaxed))
-				consume(p, e);
-			p->rtail += e->size;
-			if (p->rtail - freed >= BATCH) {
-				freed = p->rtail;
-				atomic_store(&p->tail, freed);
-				wake(p, &p->wsleep);
-			}
+		seen = d ? dec_kicks(d) : 0;
+		did = d && dec_work(d);
+		head = atomic_load(&p->head);
+		if (head != p->rtail) {
+			drain(p, head, &freed, d ? BATCH : UINT64_MAX, d, seen);
+			continue;
 		}
+		if (did)
+			continue;
+		atomic_store(&p->tail, p->rtail);
+		wake(p, &p->wsleep);
+		if (!d && atomic_load(&p->done) &&
+		    atomic_load(&p->head) == p->rtail)
+			return NULL;
+		host_sleep(p, d, seen);
 	}
+}
+
+bool
+pipe_host_sync(mg_pipe *p, pthread_mutex_t **mu, pthread_cond_t **cv)
+{
+	if (!p->running)
+		return false;
+	*mu = &p->mu;
+	*cv = &p->cv;
+	return true;
+}
+
+void
+pipe_host(mg_pipe *p, mg_dec *d)
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->dec, d);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
+pipe_unhost(mg_pipe *p, mg_dec *d)
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->unhost, 1);
+	pthread_cond_broadcast(&p->cv);
+	while (atomic_load(&p->dec) == d)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* ---- The merge's side -----------------------------------------------------

@@ -15,10 +15,14 @@
 #ifndef DW_MERGE_PIPE_H
 #define DW_MERGE_PIPE_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "merge/writer.h"
 
 typedef struct mg_ctx mg_ctx;
 typedef struct mg_pipe mg_pipe;
+typedef struct mg_dec mg_dec;
 
 /* Makes the pipe for c's writer, before its begin: points
  * c->info.func_name at the pipe's copy.  DW_OK or DW_ENOMEM. */
@@ -37,6 +41,21 @@ dw_err pipe_record(mg_pipe *p, const mg_rec *r);
  * returns the writer's first error (DW_OK if none).  After it the
  * writer may be called on this thread again (its end). */
 dw_err pipe_finish(mg_pipe *p);
+
+/*
+ * The streams' decoding (decode.h) on the writer's thread, so that the
+ * merge's two threads, not three, share two cores.  pipe_host_sync
+ * gives the mutex and condition variable the decoder must use for its
+ * wake-ups (the writer's thread sleeps on them for both jobs); false
+ * when the writer's thread does not run (the decoder then needs a
+ * thread of its own).  pipe_host hands d to the thread, which runs
+ * dec_work between batches of records until pipe_unhost(p, d), which
+ * returns once the thread no longer touches d.  Called by the merge's
+ * thread, before pipe_finish.
+ */
+bool pipe_host_sync(mg_pipe *p, pthread_mutex_t **mu, pthread_cond_t **cv);
+void pipe_host(mg_pipe *p, mg_dec *d);
+void pipe_unhost(mg_pipe *p, mg_dec *d);
 
 /* Finishes the pipe if needed and frees it; NULL is ignored. */
 void pipe_free(mg_pipe *p);

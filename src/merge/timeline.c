@@ -410,6 +410,7 @@ stream_open(mg_ctx *c, mg_stream *s)
 
 	if (err == DW_ENOMEM)
 		return err;
+	s->fill_one = c->o->threads > 1;
 	s->phase = MG_RUN;
 	e = err == DW_OK ? stream_peek(s) : NULL;
 	if (!e) {
@@ -506,7 +507,7 @@ decoder(mg_ctx *c, ltree *lt)
 	while (n < lt->p && lt->s[n])
 		n++;
 	if (c->o->threads > 1 && n)
-		(void)dec_start(lt->s, n, &d);
+		(void)dec_start(lt->s, n, c->pipe, &d);
 	return d;
 }
 
