@@ -242,7 +242,7 @@ check_prv(const char *path, int want)
 static void
 test_sigkill_spare(void)
 {
-	char dir[512], path[700], out[700], log[700];
+	char dir[512], path[800], out[600], log[600];
 	snprintf(dir, sizeof dir, "%s", tu_tmpdir("killspare"));
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
