@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/tracename.h"
 #include "tools/cmd.h"
 
 #define RUN_MAX_PROCS 4096
@@ -260,10 +261,7 @@ run_traced(const char *dir, const struct timespec *start)
 	if (!d)
 		return 0;
 	while (!found && (de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-
-		if (n < 4 || (strcmp(de->d_name + n - 4, ".dwp") &&
-		              strcmp(de->d_name + n - 4, ".dwt")))
+		if (!tn_is_trace(dir, de->d_name))
 			continue;
 		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >=
 		    (int)sizeof path)

@@ -11,15 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/tracename.h"
 #include "tools/cmd.h"
-
-static bool
-has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n >= m && !strcmp(s + n - m, suf);
-}
 
 /* Whether dir holds a per-process or per-thread trace file. */
 static bool
@@ -32,8 +25,7 @@ has_trace_files(const char *dir)
 	if (!d)
 		return true; /* the reader says why it cannot open it */
 	while (!any && (de = readdir(d)) != NULL)
-		any = has_suffix(de->d_name, ".dwp") ||
-		      has_suffix(de->d_name, ".dwt");
+		any = tn_is_trace(dir, de->d_name);
 	closedir(d);
 	return any;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/safefile.h"
+#include "common/tracename.h"
 #include "runtime/rt.h"
 #include "runtime/rtrace.h"
 #include "runtime/work.h"
@@ -26,8 +27,8 @@ static int
 rtr_name_ok(const char *n)
 {
 	size_t l = strlen(n);
-	if (l < 5 || n[0] == '.' ||
-	    (strcmp(n + l - 4, ".dwt") && strcmp(n + l - 4, ".dwp")))
+	/* a spare came sealed: its sender skips an unused one */
+	if (l < 5 || n[0] == '.' || tn_kind(n) == TN_OTHER)
 		return 0;
 	for (size_t i = 0; i < l; i++)
 		if (!strchr(
@@ -88,6 +89,14 @@ rtr_file_op(struct worker *w, const unsigned char *p, size_t len)
 
 static void rtr_drain(struct conn *c);
 
+static void
+rtr_drop_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	unlink(path);
+}
+
 /* Worker: sends one file in 1 MiB frames, waiting for each to leave. */
 static void
 rtr_send_file(struct conn *c, const char *dir, const char *name)
@@ -141,9 +150,17 @@ rtr_worker_exit(struct conn *master)
 		return;
 	DIR *d = opendir(rtr_local_dir_path);
 	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		/* a taken kit's file is a thread's; an unused one (up to a
+		 * fallocated segment) is not sent */
+		if (tn_kind(e->d_name) == TN_SPARE &&
+		    !tn_is_trace(rtr_local_dir_path, e->d_name))
+			rtr_drop_file(rtr_local_dir_path, e->d_name);
+		else
 			rtr_send_file(master, rtr_local_dir_path, e->d_name);
+	}
 	if (d)
 		closedir(d);
 	rtr_drain(master);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tracename.h"
 #include "tracefile/reader_int.h"
 
 /* One trace file whose header could be read. */
@@ -16,14 +17,6 @@ struct entries {
 	struct entry *v;
 	size_t n, cap;
 };
-
-static bool
-has_suffix(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), s = strlen(suffix);
-
-	return n > s && strcmp(name + n - s, suffix) == 0;
-}
 
 static int
 name_cmp(const void *a, const void *b)
@@ -57,7 +50,7 @@ names_push(char ***names, size_t *n, size_t *cap, const char *name)
 	return true;
 }
 
-/* The sorted names of the trace files in dir. */
+/* The sorted names of the trace files in dir (common/tracename.h). */
 static dw_err
 list_names(const char *dir, rd_errlist *errs, char ***out, size_t *nout)
 {
@@ -74,8 +67,7 @@ list_names(const char *dir, rd_errlist *errs, char ***out, size_t *nout)
 		return err;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!has_suffix(de->d_name, ".dwp") &&
-		    !has_suffix(de->d_name, ".dwt"))
+		if (!tn_is_trace(dir, de->d_name)) /* an unused kit too */
 			continue;
 		/* a link is refused when opened (rd_src_open), with a
 		 * message; it is never followed */
