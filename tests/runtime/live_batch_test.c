@@ -16,7 +16,10 @@
  *    a gap the load stretches counts as useful when it falls between
  *    untimed items, and a stretched pair's gap shortens the others;
  *    quiet, that distance is under a millisecond, and without the gaps'
- *    estimate useful would be 20 ms more);
+ *    estimate useful would be 20 ms more), and at the low end the
+ *    gaps' share of the thread's wait on the run queue (a loaded
+ *    machine's wake-ups stretch the items' sleeps, and a burst over
+ *    twice its estimate is split as a preemption would be);
  *  - useful and runtime together: the time of the batches.
  *
  * The first gap the thread measures (before the first batch's second
