@@ -253,27 +253,32 @@ dw_addprocs_with(const dw_manager *m, int n, int *ids)
 struct lost_arg {
 	struct worker *w;
 	const char *why;
+	int link_ended;
 };
 
 static void
 cl_lost_cb(void *p)
 {
 	struct lost_arg *a = p;
-	cl_worker_lost(a->w, a->why);
+	cl_worker_lost(a->w, a->why, a->link_ended);
 }
 
 /*
- * How a local worker ended, when its link closed because it did: its
- * manager is our own, its process our child.  Waits up to 200 ms for it
- * to become a zombie and reads the status without reaping it (WNOWAIT:
- * the manager reaps it).  *st stays empty if it is still running.
+ * How a local worker ended: its manager is our own, its process our
+ * child.  When its link closed because it exited, waits up to wait_ms
+ * (by the clock: a loaded machine stretches each sleep) for it to become
+ * a zombie; a worker judged silent is alive (stopped, stuck), so it is
+ * looked at once.  Reads the status without reaping it (WNOWAIT: the
+ * manager reaps it).  *st stays empty if it is still running.  This runs
+ * on the I/O thread, and the lost worker's calls fail only after it.
  */
 static void
-cl_exit_status(struct worker *w, char *st, size_t len)
+cl_exit_status(struct worker *w, char *st, size_t len, int wait_ms)
 {
 	if (w->wc.pid <= 0 || !w->mgr.name || strcmp(w->mgr.name, "local"))
 		return;
-	for (int i = 0; i < 200; i++) {
+	uint64_t end = rt_now_ms() + (uint64_t)wait_ms;
+	for (;;) {
 		siginfo_t si = {0};
 		if (waitid(P_PID, (id_t)w->wc.pid, &si,
 		           WEXITED | WNOHANG | WNOWAIT) != 0)
@@ -287,16 +292,18 @@ cl_exit_status(struct worker *w, char *st, size_t len)
 				         si.si_status, strsignal(si.si_status));
 			return;
 		}
+		if (rt_now_ms() >= end)
+			return;
 		usleep(1000);
 	}
 }
 
 /* Runs on the I/O thread, which owns the socket it closes. */
 void
-cl_worker_lost(struct worker *w, const char *why)
+cl_worker_lost(struct worker *w, const char *why, int link_ended)
 {
 	if (rt.io_running && !pthread_equal(pthread_self(), rt.io)) {
-		struct lost_arg a = {w, why};
+		struct lost_arg a = {w, why, link_ended};
 		loop_run(cl_lost_cb, &a);
 		return;
 	}
@@ -308,7 +315,7 @@ cl_worker_lost(struct worker *w, const char *why)
 		return;
 	char msg[300], st[120] = "";
 	if (state == W_ACTIVE)
-		cl_exit_status(w, st, sizeof st);
+		cl_exit_status(w, st, sizeof st, link_ended ? 200 : 0);
 	if (state == W_ACTIVE)
 		rt_log("worker %d lost%s: %s", w->id, st, why);
 	rtr_event(DW_EV_WORKER_LEAVE, (uint64_t)w->id);
@@ -388,7 +395,7 @@ cl_heartbeat(uint64_t ticks)
 		char why[96];
 		snprintf(why, sizeof why, "no answer to heartbeats for %d ms",
 		         rt.opts.heartbeat_timeout_ms);
-		cl_worker_lost(dead[i], why);
+		cl_worker_lost(dead[i], why, 0);
 	}
 }
 
@@ -515,7 +522,7 @@ dw_rmprocs(const int *ids, int n, int timeout_ms)
 		}
 		pthread_mutex_unlock(&rt.lock);
 		if (late) {
-			cl_worker_lost(w, "did not exit when removed");
+			cl_worker_lost(w, "did not exit when removed", 0);
 			cl_unpin(w);
 		}
 	}
@@ -581,7 +588,7 @@ cl_conn_lost(struct conn *c, const char *why)
 {
 	struct worker *w = cl_pin(c->peer);
 	if (w) {
-		cl_worker_lost(w, why);
+		cl_worker_lost(w, why, 1);
 		cl_unpin(w);
 	} else
 		loop_run((void (*)(void *))conn_close, c);

@@ -231,7 +231,10 @@ int cl_wait_fd(int fd, short ev, uint64_t deadline);
 int cl_io_full(int fd, void *buf, size_t n, int wr, uint64_t deadline);
 int cl_connect(const char *host, const char *port, uint64_t deadline, char *why,
                size_t len);
-void cl_worker_lost(struct worker *w, const char *why);
+/* Marks w gone, fails its calls and kills it (a local one); link_ended
+ * when its link closed (its exit status is then waited for, 200 ms at
+ * most), 0 when it was judged silent or did not leave. */
+void cl_worker_lost(struct worker *w, const char *why, int link_ended);
 /* join.c: the master's side of the handshake, then TLS when it was
  * asked for and the worker's settings (CONFIG), on a deadline. */
 struct hs_result;

@@ -211,8 +211,21 @@ main(int argc, char **argv)
 		close(fl[i]);
 
 	free(call(ids[0], "fd_release", NULL, 0, &n));
-	int *ok = call(ids[1], "call_peer", &ids[0], sizeof ids[0], &n);
-	CHECK(ok && *ok == 0); /* a new link into the freed worker */
+	/* a new link into the freed worker.  The flood's connections still
+	 * queued on its listen socket (closed by now) are accepted first,
+	 * 16 handshakes at a time, the rest refused (docs/wire-protocol.md):
+	 * the dial may meet that refusal until they are through, so it is
+	 * tried again, for 10 s at most */
+	int *ok = NULL, tries = 0;
+	for (; tries < 100 && !(ok && *ok == 0); tries++) {
+		if (tries)
+			usleep(100000);
+		free(ok);
+		ok = call(ids[1], "call_peer", &ids[0], sizeof ids[0], &n);
+	}
+	CHECK(ok && *ok == 0);
+	printf("emfile: a worker-to-worker call worked again at try %d\n",
+	       tries);
 	free(ok);
 	free(who), free(port);
 	dw_finalize();
@@ -221,7 +234,7 @@ main(int argc, char **argv)
 	close(saved_err);
 	int logged = count_in(log, "is out of descriptors");
 	CHECK(logged == 1);
-	if (logged != 1) {
+	if (tu_failures) { /* the checks' messages went there too */
 		FILE *f = fopen(log, "r");
 		char line[1024];
 		while (f && fgets(line, sizeof line, f))
