@@ -27,6 +27,7 @@
  */
 #include "merge/merge.h"
 #include "bench_merge.h"
+#include "bench_util.h"
 
 static unsigned merge_threads = 1;
 
@@ -58,26 +59,6 @@ run_merge(void *arg)
 	return 0;
 }
 
-/* The instructions callgrind counted in its output file out; 0 if
- * none. */
-static uint64_t
-cg_total(const char *out)
-{
-	char line[512];
-	uint64_t total = 0;
-	FILE *f = fopen(out, "r");
-
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, "totals:", 7) ||
-		    !strncmp(line, "summary:", 8)) {
-			total = strtoull(strchr(line, ':') + 1, NULL, 10);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return total;
-}
-
 /* Instructions of one merge of the trace in sub (one thread or two)
  * under callgrind: the whole process, or (split) the merging thread's
  * and, in *other, the other thread's (the scan's second half, then the
@@ -98,11 +79,11 @@ cg_instr(const char *self, const char *sub, unsigned threads, bool split,
 	if (system(cmd) != 0)
 		return 0;
 	if (!split)
-		return cg_total(out);
+		return bu_cg_file(out);
 	snprintf(out, sizeof out, "%s/cg.out-02", sub);
-	*other = cg_total(out);
+	*other = bu_cg_file(out);
 	snprintf(out, sizeof out, "%s/cg.out-01", sub);
-	return cg_total(out);
+	return bu_cg_file(out);
 }
 
 /* Generates a trace of n records into dir/cgN (the benchmark's trace

@@ -26,6 +26,19 @@ tu_rmtree(const char *dir)
 	nftw(dir, tu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+unsigned long long
+tu_queued_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
 int
 tu_in_worker(void)
 {

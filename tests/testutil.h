@@ -73,6 +73,11 @@ int tu_in_worker(void);
 /* Makes a fresh directory under $TMPDIR or /tmp; the name is static. */
 const char *tu_tmpdir(const char *tag);
 
+/* ns the calling thread has waited on a run queue (the second field of
+ * /proc/thread-self/schedstat), 0 where the kernel does not say: what
+ * a loaded machine added to what a test times. */
+unsigned long long tu_queued_ns(void);
+
 /* Prints "name: ok", or the number of failed checks; the exit code. */
 int tu_report(const char *name);
 

@@ -62,21 +62,6 @@ static uint64_t in_lo, in_hi, span, queued, gaps[BATCHES * ITEMS];
 static int ngaps, untimed, bad_entry;
 static uint32_t cls_seen;
 
-/* ns this thread has waited on a run queue (the second field of
- * /proc/thread-self/schedstat), 0 where the kernel does not say */
-static uint64_t
-queued_ns(void)
-{
-	unsigned long long run = 0, wait = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-		wait = 0;
-	fclose(f);
-	return wait;
-}
-
 static void
 busy_us(int us)
 {
@@ -129,11 +114,11 @@ worker(void *arg)
 	cls_seen = acct_cls_now;
 	usleep(30000); /* the TSC's rate is known after 20 ms */
 	for (int b = 0; b < BATCHES; b++) {
-		uint64_t q0 = queued_ns(), t0 = now_ns();
+		uint64_t q0 = tu_queued_ns(), t0 = now_ns();
 		one_batch(b == 0);
 		uint64_t t1 = now_ns();
 		span += t1 - t0;
-		queued += queued_ns() - q0;
+		queued += tu_queued_ns() - q0;
 		usleep(2000); /* Idle between batches */
 	}
 	rtr_pop();

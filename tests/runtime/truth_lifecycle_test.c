@@ -91,33 +91,18 @@ tl_nap(const void *arg, size_t len, dw_reply *r)
 }
 DW_REGISTER(tl_nap)
 
-/* ns this thread has waited on a run queue (the second field of
- * /proc/thread-self/schedstat), 0 where the kernel does not say.  A
- * thread preempted on a loaded machine stays in the state it was in, so
- * the trace shows that wait as whatever the thread was doing: between
- * a marker and the runtime's next state change that is Running, which
- * no nap measures. */
-static uint64_t
-queued_ns(void)
-{
-	unsigned long long run = 0, wait = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
-		wait = 0;
-	fclose(f);
-	return wait;
-}
-
-/* the master's queued_ns() at each marker */
+/* The master's run-queue wait (tu_queued_ns) at each marker.  A thread
+ * preempted on a loaded machine stays in the state it was in, so the
+ * trace shows that wait as whatever the thread was doing: between a
+ * marker and the runtime's next state change that is Running, which no
+ * nap measures. */
 static uint64_t mark_queued[MK_N];
 
 static void
 mark(uint64_t v)
 {
 	dwt_event(TL_MARK, v);
-	mark_queued[v] = queued_ns();
+	mark_queued[v] = tu_queued_ns();
 }
 
 /* Runs tl_nap(ms) on worker id; adds the measured ns to *sum. */
@@ -596,7 +581,7 @@ main(int argc, char **argv)
 	k.init = t_ready - t0;
 	int a = 0, b = 0;
 	master_run(&a, &b, &k);
-	k.queued = queued_ns() - mark_queued[MK_START];
+	k.queued = tu_queued_ns() - mark_queued[MK_START];
 	k.span_in = mono_ns() - t_ready;
 	CHECK(finalize_into(out) == DW_OK);
 	k.span_out = mono_ns() - t0;
