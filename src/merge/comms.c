@@ -292,15 +292,14 @@ comms_part(mg_ctx *c, mg_stream *s, const rd_rec *r, int64_t t)
 		return DW_OK;
 	}
 	msg_side(g, s, r, t, bits);
-	if (g->placed && complete(g))
+	/* only the head's message lets records go: another one completed
+	 * waits behind it (the queue's pressure flushes anyway) */
+	if (g->placed && m == c->q.wait && complete(g))
 		c->q.kick = true;
 	if (recv || g->placed)
 		return DW_OK;
 	g->placed = true;
-	/* the queue's head waits for a message to complete (or for the
-	 * queue's pressure, which flushes anyway): a message placed
-	 * incomplete cannot let it go */
-	if (complete(g))
+	if (!c->q.n && complete(g)) /* it is the head */
 		c->q.kick = true;
 	return oq_place(c, m);
 }

@@ -336,7 +336,8 @@ typedef struct mg_outq {
 	oq_ent *v;
 	size_t cap, head, n;
 	uint32_t soft, hard;
-	bool kick; /* a message completed: the head may be writable */
+	uint32_t wait; /* the head's message (MG_NONE: the queue is empty) */
+	bool kick;     /* the head's message completed: it is writable */
 } mg_outq;
 
 /* ---- Progress (progress.c) --------------------------------------------- */

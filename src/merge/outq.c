@@ -27,6 +27,7 @@ oq_init(mg_outq *q, uint32_t window)
 	memset(q, 0, sizeof *q);
 	q->hard = window ? window : MG_WINDOW_DEFAULT;
 	q->soft = q->hard / 32 > 16 ? q->hard / 32 : 16;
+	q->wait = MG_NONE;
 }
 
 void
@@ -104,6 +105,8 @@ oq_place(mg_ctx *c, uint32_t msg)
 	if (!e)
 		return DW_ENOMEM;
 	e->msg = msg;
+	if (c->q.n == 1)
+		c->q.wait = msg;
 	return DW_OK;
 }
 
@@ -143,8 +146,10 @@ oq_flush(mg_ctx *c, bool final)
 		bool wait = false;
 		dw_err err = oq_head(c, e, final, &wait);
 
-		if (wait)
+		if (wait) {
+			q->wait = e->msg;
 			return DW_OK;
+		}
 		if (e->ext) {
 			free(e->ext);
 			e->ext = NULL;
@@ -154,5 +159,6 @@ oq_flush(mg_ctx *c, bool final)
 		if (err != DW_OK)
 			return err;
 	}
+	q->wait = MG_NONE;
 	return DW_OK;
 }
