@@ -287,6 +287,7 @@ tables(json_writer *j, const mg_info *info)
 	}
 	for (size_t i = 0; i < JS_TYPE_CACHE; i++)
 		j->tcache[i].index = JS_TYPE_EMPTY;
+	ob_near_init(&j->ts);
 	err = prefixes(j, info);
 	for (size_t i = 0; err == DW_OK && i < lb->nstates; i++)
 		err = js_name_frag(&j->states[i], ",\"name\":\"",

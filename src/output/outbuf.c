@@ -1,6 +1,7 @@
 /* The text writers' output buffer (outbuf.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -17,6 +18,40 @@ const char ob_digits[201] = "00010203040506070809"
                             "70717273747576777879"
                             "80818283848586878889"
                             "90919293949596979899";
+
+char ob_four[40000];
+
+static void
+four_fill(void)
+{
+	for (unsigned i = 0; i < 10000; i++) {
+		ob_four[4 * i] = (char)('0' + i / 1000);
+		ob_four[4 * i + 1] = (char)('0' + i / 100 % 10);
+		ob_four[4 * i + 2] = (char)('0' + i / 10 % 10);
+		ob_four[4 * i + 3] = (char)('0' + i % 10);
+	}
+}
+
+void
+ob_near_init(ob_near *c)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, four_fill);
+	c->base = 10000;
+	c->n = (unsigned)(ob_u64(c->s, c->base) - c->s);
+}
+
+/* Out of line: rare (a time 10 us or more past the base). */
+__attribute__((noinline)) bool
+ob_near_move(ob_near *c, uint64_t v)
+{
+	if (v < 10000)
+		return false;
+	c->base = v / 10000 * 10000;
+	c->n = (unsigned)(ob_u64(c->s, c->base) - c->s);
+	return true;
+}
 
 const uint64_t ob_pow10[20] = {
     1ull,

@@ -12,6 +12,7 @@
 #ifndef DW_OUTPUT_OUTBUF_H
 #define DW_OUTPUT_OUTBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -121,33 +122,39 @@ ob_u64(char *p, uint64_t v)
 }
 
 /*
- * Numbers that come close to each other (times in a sorted trace): the
- * last one written, so that one sharing all but its last four digits is
- * a copy and two digit pairs.  Stores up to 32 bytes at p.
+ * Numbers that come close to each other (times in a sorted trace): base,
+ * a multiple of 10000, and its digits; a number in [base, base + 10000)
+ * is a copy of them and of its last four digits from ob_four, with no
+ * division.  ob_near_init starts base at 10000, so every hit is right.
  */
 typedef struct ob_near {
-	uint64_t hi; /* v / 10000 of the cached number; 0: none */
-	unsigned n;  /* its digits */
+	uint64_t base;
+	unsigned n; /* digits of base */
 	char s[32];
 } ob_near;
 
-/* Always inlined: called from a few places per line, and gcc kept it
+extern char ob_four[40000]; /* "0000" .. "9999", after ob_near_init */
+
+void ob_near_init(ob_near *c);
+
+/* Moves c's base to v's; false if v < 10000 (its digits vary). */
+bool ob_near_move(ob_near *c, uint64_t v);
+
+/* Writes v in decimal at p (storing up to 32 bytes); returns the end.
+ * Always inlined: called from a few places per line, and gcc kept it
  * out of line (a call and its spills on every record time). */
 static inline __attribute__((always_inline)) char *
 ob_u64_near(ob_near *c, char *p, uint64_t v)
 {
-	uint64_t hi = v / 10000;
-	unsigned lo = (unsigned)(v % 10000);
+	uint64_t d = v - c->base;
 
-	if (hi != c->hi || !hi) {
-		if (!hi)
+	if (__builtin_expect(d >= 10000, 0)) {
+		if (!ob_near_move(c, v))
 			return ob_u64(p, v);
-		c->hi = hi;
-		c->n = (unsigned)(ob_u64(c->s, v) - c->s);
+		d = v - c->base;
 	}
 	memcpy(p, c->s, 32);
-	memcpy(p + c->n - 4, ob_digits + lo / 100 * 2, 2);
-	memcpy(p + c->n - 2, ob_digits + lo % 100 * 2, 2);
+	memcpy(p + c->n - 4, ob_four + 4 * d, 4);
 	return p + c->n;
 }
 

@@ -25,19 +25,6 @@
 enum { F_PRV, F_PCF, F_ROW, F_N };
 static const char *const exts[F_N] = {".prv", ".pcf", ".row"};
 
-/*
- * Times close to the last one written (the trace is sorted): base, a
- * multiple of 10000, and its digits; a time in [base, base + 10000) is
- * a copy and two digit pairs, with no division of the time.  It starts
- * at 10000, so that every hit is right.
- */
-typedef struct prv_near {
-	uint64_t base;
-	unsigned n;       /* digits of base */
-	const char *four; /* the writer's "0000" .. "9999", 4 bytes each */
-	char s[32];
-} prv_near;
-
 /* Event types by their low bits: ":TYPE:" made once.  Slot i starts
  * as type i, so that every hit is right. */
 #define PRV_TYPES 64u
@@ -55,8 +42,7 @@ typedef struct prv_writer {
 	char *pre; /* "cpu:1:task:thread:" of thread i at i * PRV_PRE */
 	uint8_t *pre_len;
 	uint32_t nthreads;
-	prv_near t_time, t_other; /* record times, other times */
-	char *four;               /* "0000" .. "9999" (40 KB) */
+	ob_near t_time, t_other; /* record times, other times */
 	prv_type types[PRV_TYPES];
 } prv_writer;
 
@@ -174,28 +160,6 @@ prefixes(prv_writer *p, const mg_info *info)
 	return DW_OK;
 }
 
-static char *
-four_digits(void)
-{
-	char *v = malloc(40000);
-
-	for (unsigned i = 0; v && i < 10000; i++) {
-		v[4 * i] = (char)('0' + i / 1000);
-		v[4 * i + 1] = (char)('0' + i / 100 % 10);
-		v[4 * i + 2] = (char)('0' + i / 10 % 10);
-		v[4 * i + 3] = (char)('0' + i % 10);
-	}
-	return v;
-}
-
-static void
-near_init(prv_near *c, const char *four)
-{
-	c->base = 10000;
-	c->n = (unsigned)(ob_u64(c->s, c->base) - c->s);
-	c->four = four;
-}
-
 static void
 type_set(prv_type *t, uint32_t type)
 {
@@ -217,10 +181,8 @@ prv_begin(mg_writer *w, const mg_info *info)
 	if (err != DW_OK)
 		return fail(p, err, "create", p->tmp[F_PRV], p->out.errnum);
 	p->opened = true;
-	if (!(p->four = four_digits()))
-		return DW_ENOMEM;
-	near_init(&p->t_time, p->four);
-	near_init(&p->t_other, p->four);
+	ob_near_init(&p->t_time);
+	ob_near_init(&p->t_other);
 	for (uint32_t i = 0; i < PRV_TYPES; i++)
 		type_set(&p->types[i], i);
 	err = prefixes(p, info);
@@ -241,33 +203,6 @@ put_thread(const prv_writer *p, char *e, uint32_t thread)
 	return e + p->pre_len[thread];
 }
 
-static __attribute__((noinline)) bool
-near_move(prv_near *c, uint64_t v)
-{
-	if (v < 10000)
-		return false; /* its digits vary: written as they are */
-	c->base = v / 10000 * 10000;
-	c->n = (unsigned)(ob_u64(c->s, c->base) - c->s);
-	return true;
-}
-
-/* Writes v in decimal at p (storing up to 32 bytes); returns the end.
- * Always inlined: several a line. */
-static inline __attribute__((always_inline)) char *
-put_near(prv_near *c, char *p, uint64_t v)
-{
-	uint64_t d = v - c->base;
-
-	if (__builtin_expect(d >= 10000, 0)) {
-		if (!near_move(c, v))
-			return ob_u64(p, v);
-		d = v - c->base;
-	}
-	memcpy(p, c->s, 32);
-	memcpy(p + c->n - 4, c->four + 4 * d, 4);
-	return p + c->n;
-}
-
 /* ":TYPE:" at e (storing 16 bytes); returns the end. */
 static inline char *
 put_type(prv_writer *p, char *e, uint32_t type)
@@ -286,9 +221,9 @@ line_state(prv_writer *p, char *e, const mg_rec *r)
 	*e++ = '1';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = put_near(&p->t_time, e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	*e++ = ':';
-	e = put_near(&p->t_other, e, r->u.state.end);
+	e = ob_u64_near(&p->t_other, e, r->u.state.end);
 	*e++ = ':';
 	e = ob_u64(e, r->u.state.state);
 	*e++ = '\n';
@@ -301,14 +236,14 @@ line_comm(prv_writer *p, char *e, const mg_rec *r)
 	*e++ = '3';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = put_near(&p->t_time, e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	*e++ = ':';
-	e = put_near(&p->t_other, e, r->u.comm.phy_send);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.phy_send);
 	*e++ = ':';
 	e = put_thread(p, e, r->u.comm.recv_thread);
-	e = put_near(&p->t_other, e, r->u.comm.log_recv);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.log_recv);
 	*e++ = ':';
-	e = put_near(&p->t_other, e, r->u.comm.phy_recv);
+	e = ob_u64_near(&p->t_other, e, r->u.comm.phy_recv);
 	*e++ = ':';
 	e = ob_u64(e, r->u.comm.size);
 	*e++ = ':';
@@ -326,7 +261,7 @@ line_event(prv_writer *p, const mg_rec *r)
 	*e++ = '2';
 	*e++ = ':';
 	e = put_thread(p, e, r->thread);
-	e = put_near(&p->t_time, e, r->time);
+	e = ob_u64_near(&p->t_time, e, r->time);
 	for (uint32_t i = 0; i < r->u.event.n; i++) {
 		if ((i & 7) == 7) {
 			dw_err err;
@@ -420,7 +355,6 @@ prv_free(mg_writer *w)
 		of_names_free(p->path[k], p->tmp[k], !p->ended);
 	free(p->pre);
 	free(p->pre_len);
-	free(p->four);
 	free(p);
 }
 
