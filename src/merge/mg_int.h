@@ -330,11 +330,28 @@ typedef struct mg_comms {
 
 /* ---- Output queue (outq.c) --------------------------------------------- */
 
-typedef struct oq_ent oq_ent;
+/*
+ * The records behind a message still waiting, in order: their entries
+ * (pipe.h's format) in a buffer of bytes, and beside it the marks, one
+ * for each message placed among them (and for each record too large for
+ * the writer's ring), with the byte where it stands and its entry's
+ * number.  So the records between two marks go to the writer's ring by
+ * one copy.  Bytes and entries are counted from the queue's start
+ * (pos, idx); base is the position of buf[0].
+ */
+typedef struct oq_mark {
+	uint64_t pos; /* the bytes before it */
+	uint64_t idx; /* the entries before it */
+	uint32_t msg; /* its message, or MG_NONE: the large record at pos */
+} oq_mark;
 
 typedef struct mg_outq {
-	oq_ent *v;
-	size_t cap, head, n;
+	uint8_t *buf;
+	uint64_t cap, base, rd, wr; /* rd, wr: positions (base + offset) */
+	oq_mark *m;
+	size_t mcap, mhead, nm;
+	uint64_t pushed; /* entries queued since the start */
+	size_t n;        /* entries (records and messages) in the queue */
 	uint32_t soft, hard;
 	uint32_t wait; /* the head's message (MG_NONE: the queue is empty) */
 	bool kick;     /* the head's message completed: it is writable */
@@ -653,7 +670,20 @@ void oq_free(mg_outq *q);
 dw_err oq_queue(mg_ctx *c, const mg_rec *r);
 dw_err oq_place(mg_ctx *c, uint32_t msg);
 dw_err oq_flush(mg_ctx *c, bool final);
-dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c */
+dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c: counts, puts */
+dw_err mg_put(mg_ctx *c, const mg_rec *r);   /* pipe.c: to the writer */
+
+/* Counts a record written, by kind (mg_report). */
+static inline void
+mg_count(mg_ctx *c, uint32_t kind)
+{
+	if (kind == MG_STATE)
+		c->rep.states++;
+	else if (kind == MG_EVENT)
+		c->rep.events++;
+	else
+		c->rep.comms++;
+}
 
 /* Writes r, or queues it behind a communication still waiting. */
 static inline dw_err
