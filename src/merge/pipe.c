@@ -94,7 +94,8 @@ has_work(mg_pipe *p)
 	return atomic_load(&p->head) != p->rtail || atomic_load(&p->done);
 }
 
-static void
+/* Writes e's record; false when the writer failed (err says why). */
+static bool
 consume(mg_pipe *p, const pipe_ent *e)
 {
 	mg_rec r;
@@ -105,38 +106,55 @@ consume(mg_pipe *p, const pipe_ent *e)
 	if (err != DW_OK) {
 		p->err = err;
 		atomic_store(&p->failed, 1);
+		return false;
 	}
+	return true;
 }
 
 /* Writes the records before head, at most max bytes of them; with a
  * decoding d to run, stops early once the merge kicked it since seen
- * (it freed room or waits for a record), looked at every 64 records. */
+ * (it freed room or waits for a record), looked at every 64 records.
+ * The tail is published every BATCH bytes: the inner loop runs to the
+ * next publication.  Only this thread sets failed while records come
+ * (direct() writes once it is idle), so it is read once. */
 static void
 drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max, mg_dec *d,
       uint64_t seen)
 {
-	uint64_t stop = head - p->rtail > max ? p->rtail + max : head;
-	unsigned k = 0;
+	uint64_t t = p->rtail, stop = head - t > max ? t + max : head;
+	bool ok = !atomic_load_explicit(&p->failed, memory_order_relaxed);
+	unsigned k = 64;
 
-	while (p->rtail < stop) {
-		const pipe_ent *e =
-		    (const pipe_ent *)(p->f.ring + (p->rtail & RING_MASK));
+	while (t < stop) {
+		uint64_t bend = *freed + BATCH < stop ? *freed + BATCH : stop;
 
-		if (d && !(++k & 63) && dec_kicked(d, seen))
-			return;
-		if (e->size & ENT_PAD) {
-			p->rtail += e->size & ~ENT_PAD;
-			continue;
+		while (t < bend) {
+			const pipe_ent *e =
+			    (const pipe_ent *)(p->f.ring + (t & RING_MASK));
+			uint32_t size = e->size;
+
+			if (size & ENT_PAD) {
+				t += size & ~ENT_PAD;
+				continue;
+			}
+			if (ok)
+				ok = consume(p, e);
+			t += size;
+			if (d && !--k) {
+				k = 64;
+				if (dec_kicked(d, seen)) {
+					p->rtail = t;
+					return;
+				}
+			}
 		}
-		if (!atomic_load_explicit(&p->failed, memory_order_relaxed))
-			consume(p, e);
-		p->rtail += e->size;
-		if (p->rtail - *freed >= BATCH) {
-			*freed = p->rtail;
-			atomic_store(&p->tail, *freed);
+		if (t - *freed >= BATCH) {
+			*freed = t;
+			atomic_store(&p->tail, t);
 			wake(p, &p->wsleep);
 		}
 	}
+	p->rtail = t;
 }
 
 /* Sleeps until records come, the merge is done, a decoding d runs
