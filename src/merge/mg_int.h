@@ -220,7 +220,10 @@ typedef struct mg_cursor {
 	uint64_t next;          /* index of the record it reads next */
 	const mg_floor *floors; /* the stream's, by index */
 	size_t nfloors, fi;     /* ... and the next one to apply */
+	uint64_t fat;           /* fi's index (UINT64_MAX: none; 0: not
+	                           looked up yet) */
 	mg_stack st;            /* the states entered by its records so far */
+	uint32_t shown;         /* st's innermost state (stack_shown) */
 } mg_cursor;
 
 /* A decoded record and its corrected time. */
@@ -525,10 +528,12 @@ void cursor_close(mg_cursor *u);
 void dec_pos(mg_stream *s); /* decode.h */
 void stack_free(mg_stack *s);
 void stack_push_slow(mg_stack *s, uint32_t state);
+void cursor_floors(mg_cursor *u); /* applies the floors due at u->next */
 int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
 
-/* Applies a state record; false for any other kind. */
-static inline bool
+/* Applies a state record (a push or a pop); 1 for a pop of an empty
+ * stack (counted in bad_pops), else 0. */
+static inline uint32_t
 stack_apply(mg_stack *s, const rd_rec *r)
 {
 	if (r->kind == FMT_R_STATE_PUSH) {
@@ -536,17 +541,15 @@ stack_apply(mg_stack *s, const rd_rec *r)
 			s->v[s->n++] = r->u.state.state;
 		else
 			stack_push_slow(s, r->u.state.state);
-	} else if (r->kind == FMT_R_STATE_POP) {
-		if (s->over)
-			s->over--;
-		else if (s->n)
-			s->n--;
-		else
-			s->bad_pops++;
+	} else if (s->over) {
+		s->over--;
+	} else if (s->n) {
+		s->n--;
 	} else {
-		return false;
+		s->bad_pops++;
+		return 1;
 	}
-	return true;
+	return 0;
 }
 
 /* The innermost state; Idle when none is entered. */
@@ -561,21 +564,22 @@ stack_shown(const mg_stack *s)
 static inline bool
 cursor_decode(mg_cursor *u, mg_ent *e)
 {
-	uint64_t bp;
+	uint32_t bad = 0;
 
 	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
 	/* a moved receive: it and what follows it start at its floor */
-	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
-		if (u->tc.last < u->floors[u->fi].t)
-			u->tc.last = u->floors[u->fi].t;
+	if (__builtin_expect(u->next >= u->fat, 0))
+		cursor_floors(u);
 	e->t = mg_time(&u->tc, e->rec.ticks);
 	/* every reader of the stream applies the same records from the
 	 * first, so each gives a record the same state shown */
-	bp = u->st.bad_pops;
-	stack_apply(&u->st, &e->rec);
-	e->shown = stack_shown(&u->st);
-	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
+	if (e->rec.kind == FMT_R_STATE_PUSH || e->rec.kind == FMT_R_STATE_POP) {
+		bad = stack_apply(&u->st, &e->rec);
+		u->shown = stack_shown(&u->st);
+	}
+	e->shown = u->shown;
+	e->bad_pop = bad;
 	atomic_store_explicit(&e->next, MG_NEXT_UNKNOWN, memory_order_relaxed);
 	u->next++;
 	return true;

@@ -61,25 +61,32 @@ buf_room(mg_outq *q, uint64_t need)
 	return true;
 }
 
-/* A mark at the queue's end; the marks' capacity is a power of two. */
-static bool
+/* The marks' capacity is a power of two. */
+static __attribute__((noinline)) bool
+marks_grow(mg_outq *q)
+{
+	size_t cap = q->mcap ? q->mcap * 2 : 256;
+	oq_mark *v = malloc(cap * sizeof *v);
+
+	if (!v)
+		return false;
+	for (size_t i = 0; i < q->nm; i++)
+		v[i] = q->m[(q->mhead + i) & (q->mcap - 1)];
+	free(q->m);
+	q->m = v;
+	q->mcap = cap;
+	q->mhead = 0;
+	return true;
+}
+
+/* A mark at the queue's end. */
+static inline bool
 mark_add(mg_outq *q, uint32_t msg)
 {
 	oq_mark *m;
 
-	if (q->nm == q->mcap) {
-		size_t cap = q->mcap ? q->mcap * 2 : 256;
-		oq_mark *v = malloc(cap * sizeof *v);
-
-		if (!v)
-			return false;
-		for (size_t i = 0; i < q->nm; i++)
-			v[i] = q->m[(q->mhead + i) & (q->mcap - 1)];
-		free(q->m);
-		q->m = v;
-		q->mcap = cap;
-		q->mhead = 0;
-	}
+	if (q->nm == q->mcap && !marks_grow(q))
+		return false;
 	m = &q->m[(q->mhead + q->nm++) & (q->mcap - 1)];
 	m->pos = q->wr;
 	m->idx = q->pushed;
