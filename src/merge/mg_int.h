@@ -574,7 +574,8 @@ cursor_decode(mg_cursor *u, mg_ent *e)
 	e->t = mg_time(&u->tc, e->rec.ticks);
 	/* every reader of the stream applies the same records from the
 	 * first, so each gives a record the same state shown */
-	if (e->rec.kind == FMT_R_STATE_PUSH || e->rec.kind == FMT_R_STATE_POP) {
+	_Static_assert(FMT_R_STATE_POP == FMT_R_STATE_PUSH + 1, "one range");
+	if (e->rec.kind - FMT_R_STATE_PUSH <= 1u) { /* a push or a pop */
 		bad = stack_apply(&u->st, &e->rec);
 		u->shown = stack_shown(&u->st);
 	}
@@ -593,14 +594,14 @@ cursor_decode(mg_cursor *u, mg_ent *e)
  * the one where the merge asks (the state shown changes there).  That
  * is written to the first group's last record while its slot still
  * holds it (the ring has not wrapped since), else left unknown and the
- * merge looks ahead itself.
+ * merge looks ahead itself.  after: the state shown after record j - 1
+ * (the cursor's before it decoded j, so the ring is not read again).
  */
 static inline void
-run_group(mg_ent *ring, uint64_t mask, mg_run *r, uint64_t j, int64_t t)
+run_group(mg_ent *ring, uint64_t mask, mg_run *r, uint64_t j, int64_t t,
+          uint32_t after)
 {
 	if (r->group) {
-		uint32_t after = ring[(j - 1) & mask].shown;
-
 		if (!r->run || after != r->shown) {
 			if (r->run && j - r->first <= mask)
 				atomic_store_explicit(
@@ -624,13 +625,14 @@ cursor_fill(mg_cursor *u, mg_ent *ring, uint64_t mask, mg_run *r, uint64_t t,
 {
 	for (; t < end; t++) {
 		mg_ent *e = &ring[t & mask];
+		uint32_t before = u->shown; /* ring[t - 1]'s */
 
 		if (!cursor_decode(u, e)) {
 			*eof = true;
 			break;
 		}
 		if (e->t != r->gt || !r->group)
-			run_group(ring, mask, r, t, e->t);
+			run_group(ring, mask, r, t, e->t, before);
 	}
 	return t;
 }
