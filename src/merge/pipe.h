@@ -127,17 +127,22 @@ pipe_ent_put(pipe_ent *e, const mg_rec *r, uint32_t n, uint64_t need)
 	}
 }
 
-/* The record of an entry; an event's pairs point into the entry. */
+/* The record of an entry; an event's pairs point into the entry.  What
+ * a kind does not use reads as 0. */
 static inline void
 pipe_ent_get(const pipe_ent *e, mg_rec *r)
 {
 	const uint8_t *src = (const uint8_t *)(e + 1);
+	uint32_t kind;
 
-	memset(r, 0, sizeof *r); /* what a kind does not use reads as 0 */
-	memcpy(r, src, PIPE_FIXED_EVENT); /* every kind starts so */
-	if (r->kind == MG_STATE) {
+	memcpy(&kind, src, sizeof kind);
+	if (kind == MG_STATE) {
 		memcpy(r, src, PIPE_FIXED_STATE);
-	} else if (r->kind == MG_EVENT) {
+		memset((uint8_t *)r + PIPE_FIXED_STATE, 0,
+		       sizeof *r - PIPE_FIXED_STATE);
+	} else if (kind == MG_EVENT) {
+		memset(r, 0, sizeof *r);
+		memcpy(r, src, PIPE_FIXED_EVENT);
 		r->u.event.pairs = (const mg_pair *)(src + PIPE_FIXED_EVENT);
 		r->u.event.n = e->n;
 	} else {
