@@ -23,6 +23,15 @@ cursor_open(mg_cursor *u, const mg_stream *s)
 }
 
 void
+cursor_floors(mg_cursor *u)
+{
+	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
+		if (u->tc.last < u->floors[u->fi].t)
+			u->tc.last = u->floors[u->fi].t;
+	u->fat = u->fi < u->nfloors ? u->floors[u->fi].index : UINT64_MAX;
+}
+
+void
 cursor_close(mg_cursor *u)
 {
 	rd_thread_close(u->rd);

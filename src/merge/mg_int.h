@@ -220,7 +220,10 @@ typedef struct mg_cursor {
 	uint64_t next;          /* index of the record it reads next */
 	const mg_floor *floors; /* the stream's, by index */
 	size_t nfloors, fi;     /* ... and the next one to apply */
+	uint64_t fat;           /* fi's index (UINT64_MAX: none; 0: not
+	                           looked up yet) */
 	mg_stack st;            /* the states entered by its records so far */
+	uint32_t shown;         /* st's innermost state (stack_shown) */
 } mg_cursor;
 
 /* A decoded record and its corrected time. */
@@ -330,11 +333,28 @@ typedef struct mg_comms {
 
 /* ---- Output queue (outq.c) --------------------------------------------- */
 
-typedef struct oq_ent oq_ent;
+/*
+ * The records behind a message still waiting, in order: their entries
+ * (pipe.h's format) in a buffer of bytes, and beside it the marks, one
+ * for each message placed among them (and for each record too large for
+ * the writer's ring), with the byte where it stands and its entry's
+ * number.  So the records between two marks go to the writer's ring by
+ * one copy.  Bytes and entries are counted from the queue's start
+ * (pos, idx); base is the position of buf[0].
+ */
+typedef struct oq_mark {
+	uint64_t pos; /* the bytes before it */
+	uint64_t idx; /* the entries before it */
+	uint32_t msg; /* its message, or MG_NONE: the large record at pos */
+} oq_mark;
 
 typedef struct mg_outq {
-	oq_ent *v;
-	size_t cap, head, n;
+	uint8_t *buf;
+	uint64_t cap, base, rd, wr; /* rd, wr: positions (base + offset) */
+	oq_mark *m;
+	size_t mcap, mhead, nm;
+	uint64_t pushed; /* entries queued since the start */
+	size_t n;        /* entries (records and messages) in the queue */
 	uint32_t soft, hard;
 	uint32_t wait; /* the head's message (MG_NONE: the queue is empty) */
 	bool kick;     /* the head's message completed: it is writable */
@@ -508,10 +528,12 @@ void cursor_close(mg_cursor *u);
 void dec_pos(mg_stream *s); /* decode.h */
 void stack_free(mg_stack *s);
 void stack_push_slow(mg_stack *s, uint32_t state);
+void cursor_floors(mg_cursor *u); /* applies the floors due at u->next */
 int64_t lookahead_next(mg_stream *s, int64_t t, uint32_t shown);
 
-/* Applies a state record; false for any other kind. */
-static inline bool
+/* Applies a state record (a push or a pop); 1 for a pop of an empty
+ * stack (counted in bad_pops), else 0. */
+static inline uint32_t
 stack_apply(mg_stack *s, const rd_rec *r)
 {
 	if (r->kind == FMT_R_STATE_PUSH) {
@@ -519,17 +541,15 @@ stack_apply(mg_stack *s, const rd_rec *r)
 			s->v[s->n++] = r->u.state.state;
 		else
 			stack_push_slow(s, r->u.state.state);
-	} else if (r->kind == FMT_R_STATE_POP) {
-		if (s->over)
-			s->over--;
-		else if (s->n)
-			s->n--;
-		else
-			s->bad_pops++;
+	} else if (s->over) {
+		s->over--;
+	} else if (s->n) {
+		s->n--;
 	} else {
-		return false;
+		s->bad_pops++;
+		return 1;
 	}
-	return true;
+	return 0;
 }
 
 /* The innermost state; Idle when none is entered. */
@@ -544,21 +564,23 @@ stack_shown(const mg_stack *s)
 static inline bool
 cursor_decode(mg_cursor *u, mg_ent *e)
 {
-	uint64_t bp;
+	uint32_t bad = 0;
 
 	if (!u->rd || !rd_thread_next(u->rd, &e->rec))
 		return false;
 	/* a moved receive: it and what follows it start at its floor */
-	for (; u->fi < u->nfloors && u->floors[u->fi].index <= u->next; u->fi++)
-		if (u->tc.last < u->floors[u->fi].t)
-			u->tc.last = u->floors[u->fi].t;
+	if (__builtin_expect(u->next >= u->fat, 0))
+		cursor_floors(u);
 	e->t = mg_time(&u->tc, e->rec.ticks);
 	/* every reader of the stream applies the same records from the
 	 * first, so each gives a record the same state shown */
-	bp = u->st.bad_pops;
-	stack_apply(&u->st, &e->rec);
-	e->shown = stack_shown(&u->st);
-	e->bad_pop = (uint32_t)(u->st.bad_pops - bp);
+	_Static_assert(FMT_R_STATE_POP == FMT_R_STATE_PUSH + 1, "one range");
+	if (e->rec.kind - FMT_R_STATE_PUSH <= 1u) { /* a push or a pop */
+		bad = stack_apply(&u->st, &e->rec);
+		u->shown = stack_shown(&u->st);
+	}
+	e->shown = u->shown;
+	e->bad_pop = bad;
 	atomic_store_explicit(&e->next, MG_NEXT_UNKNOWN, memory_order_relaxed);
 	u->next++;
 	return true;
@@ -572,14 +594,14 @@ cursor_decode(mg_cursor *u, mg_ent *e)
  * the one where the merge asks (the state shown changes there).  That
  * is written to the first group's last record while its slot still
  * holds it (the ring has not wrapped since), else left unknown and the
- * merge looks ahead itself.
+ * merge looks ahead itself.  after: the state shown after record j - 1
+ * (the cursor's before it decoded j, so the ring is not read again).
  */
 static inline void
-run_group(mg_ent *ring, uint64_t mask, mg_run *r, uint64_t j, int64_t t)
+run_group(mg_ent *ring, uint64_t mask, mg_run *r, uint64_t j, int64_t t,
+          uint32_t after)
 {
 	if (r->group) {
-		uint32_t after = ring[(j - 1) & mask].shown;
-
 		if (!r->run || after != r->shown) {
 			if (r->run && j - r->first <= mask)
 				atomic_store_explicit(
@@ -603,13 +625,14 @@ cursor_fill(mg_cursor *u, mg_ent *ring, uint64_t mask, mg_run *r, uint64_t t,
 {
 	for (; t < end; t++) {
 		mg_ent *e = &ring[t & mask];
+		uint32_t before = u->shown; /* ring[t - 1]'s */
 
 		if (!cursor_decode(u, e)) {
 			*eof = true;
 			break;
 		}
 		if (e->t != r->gt || !r->group)
-			run_group(ring, mask, r, t, e->t);
+			run_group(ring, mask, r, t, e->t, before);
 	}
 	return t;
 }
@@ -653,7 +676,20 @@ void oq_free(mg_outq *q);
 dw_err oq_queue(mg_ctx *c, const mg_rec *r);
 dw_err oq_place(mg_ctx *c, uint32_t msg);
 dw_err oq_flush(mg_ctx *c, bool final);
-dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c */
+dw_err mg_write(mg_ctx *c, const mg_rec *r); /* pipe.c: counts, puts */
+dw_err mg_put(mg_ctx *c, const mg_rec *r);   /* pipe.c: to the writer */
+
+/* Counts a record written, by kind (mg_report). */
+static inline void
+mg_count(mg_ctx *c, uint32_t kind)
+{
+	if (kind == MG_STATE)
+		c->rep.states++;
+	else if (kind == MG_EVENT)
+		c->rep.events++;
+	else
+		c->rep.comms++;
+}
 
 /* Writes r, or queues it behind a communication still waiting. */
 static inline dw_err

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "merge/mg_int.h"
+#include "merge/pipe.h"
 
 /* Paraver's standard states (the numbers and colours stock Paraver
  * configurations expect). */
@@ -285,6 +286,8 @@ names_func(mg_ctx *c, mg_proc *p, uint64_t addr, uint32_t *lid)
 		m->lids[j] = line_id(c, p, addr);
 		m->addrs[j] = addr;
 		m->n++;
+		if (c->pipe) /* perhaps a new name: for the writer's copy */
+			pipe_names_added(c->pipe);
 	}
 	*lid = m->lids[j];
 	return m->fids[j];

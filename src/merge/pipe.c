@@ -17,7 +17,7 @@
 #include "merge/mg_int.h"
 #include "merge/pipe.h"
 
-#define RING_SIZE   (4u << 20)
+#define RING_SIZE   PIPE_RING_SIZE
 #define RING_MASK   (RING_SIZE - 1)
 #define BATCH       (64u << 10)
 #define WAKE_BYTES  (RING_SIZE / 4) /* a sleeping writer's wake-up */
@@ -25,44 +25,20 @@
 #define NAMES_CHUNK 4096u
 #define NAMES_DIR   4096u /* 16 M function names */
 
-/*
- * An entry: this header, then the part of the record its kind uses (the
- * first bytes of an mg_rec: a state's 32, an event's 16 without the
- * union, a communication's whole 56), then an event's pairs.  A state is
- * 40 bytes and an event of two pairs 56, instead of 64 and 96 with the
- * whole record: fewer lines for the two cores to pass to each other.
- */
-typedef struct pipe_ent {
-	uint32_t size; /* bytes of the entry, a multiple of 8 */
-	uint32_t n;    /* event pairs after it */
-} pipe_ent;
-
-#define FIXED_STATE 32u /* kind, thread, time, end, state (and padding) */
-#define FIXED_EVENT 16u /* kind, thread, time */
-_Static_assert(offsetof(mg_rec, u.state.state) + 4 <= FIXED_STATE &&
-                   offsetof(mg_rec, u) == FIXED_EVENT &&
-                   sizeof(mg_rec) % 8 == 0,
+_Static_assert(offsetof(mg_rec, u.state.state) + 4 <= PIPE_FIXED_STATE &&
+                   offsetof(mg_rec, u) == PIPE_FIXED_EVENT &&
+                   sizeof(mg_rec) % 8 == 0 && PIPE_ENT_MAX == RING_SIZE / 4,
                "pipe entries follow mg_rec's layout");
 
-static inline uint64_t
-fixed_size(uint32_t kind)
-{
-	return kind == MG_STATE   ? FIXED_STATE
-	       : kind == MG_EVENT ? FIXED_EVENT
-	                          : sizeof(mg_rec);
-}
-
 struct mg_pipe {
+	pipe_fast f; /* merge: the ring, bytes written, the limit
+	                of the fast path (first: pipe_slot) */
 	mg_ctx *c;
 	mg_writer *w;
-	uint8_t *ring;
 	_Atomic uint64_t head; /* bytes the merge published */
 	_Atomic uint64_t tail; /* bytes the writer is done with */
-	uint64_t whead;        /* merge: bytes written */
 	uint64_t wtail;        /* merge: the tail last read */
 	uint64_t want;         /* merge: bytes it waits for room for */
-	uint64_t limit;        /* merge: whead below which a record needs
-	                          no check (0: check every one) */
 	uint64_t rtail;        /* writer thread: bytes consumed */
 	_Atomic int failed;    /* a record failed: err says why */
 	dw_err err;
@@ -82,6 +58,8 @@ struct mg_pipe {
 	const char *(*func_name)(const mg_info *, uint64_t);
 	const void *func_ctx;
 };
+
+_Static_assert(offsetof(mg_pipe, f) == 0, "pipe_slot reads mg_pipe's start");
 
 /* The mutex only orders the wake-up after the sleeper's check (a
  * sleeper holds it from its flag to its wait); the broadcast comes
@@ -116,58 +94,67 @@ has_work(mg_pipe *p)
 	return atomic_load(&p->head) != p->rtail || atomic_load(&p->done);
 }
 
-static void
+/* Writes e's record; false when the writer failed (err says why). */
+static bool
 consume(mg_pipe *p, const pipe_ent *e)
 {
-	const uint8_t *src = (const uint8_t *)(e + 1);
-	mg_rec r = {0}; /* what a kind does not use reads as 0, as it was */
+	mg_rec r;
 	dw_err err;
 
-	memcpy(&r, src, FIXED_EVENT); /* every kind starts so */
-	if (r.kind == MG_STATE) {
-		memcpy(&r, src, FIXED_STATE);
-	} else if (r.kind == MG_EVENT) {
-		r.u.event.pairs = (const mg_pair *)(src + FIXED_EVENT);
-		r.u.event.n = e->n;
-	} else {
-		memcpy(&r, src, sizeof r);
-	}
+	pipe_ent_get(e, &r);
 	err = p->w->ops->record(p->w, &r);
 	if (err != DW_OK) {
 		p->err = err;
 		atomic_store(&p->failed, 1);
+		return false;
 	}
+	return true;
 }
 
 /* Writes the records before head, at most max bytes of them; with a
  * decoding d to run, stops early once the merge kicked it since seen
- * (it freed room or waits for a record), looked at every 64 records. */
+ * (it freed room or waits for a record), looked at every 64 records.
+ * The tail is published every BATCH bytes: the inner loop runs to the
+ * next publication.  Only this thread sets failed while records come
+ * (direct() writes once it is idle), so it is read once. */
 static void
 drain(mg_pipe *p, uint64_t head, uint64_t *freed, uint64_t max, mg_dec *d,
       uint64_t seen)
 {
-	uint64_t stop = head - p->rtail > max ? p->rtail + max : head;
-	unsigned k = 0;
+	uint64_t t = p->rtail, stop = head - t > max ? t + max : head;
+	bool ok = !atomic_load_explicit(&p->failed, memory_order_relaxed);
+	unsigned k = 64;
 
-	while (p->rtail < stop) {
-		const pipe_ent *e =
-		    (const pipe_ent *)(p->ring + (p->rtail & RING_MASK));
+	while (t < stop) {
+		uint64_t bend = *freed + BATCH < stop ? *freed + BATCH : stop;
 
-		if (d && !(++k & 63) && dec_kicked(d, seen))
-			return;
-		if (e->size & ENT_PAD) {
-			p->rtail += e->size & ~ENT_PAD;
-			continue;
+		while (t < bend) {
+			const pipe_ent *e =
+			    (const pipe_ent *)(p->f.ring + (t & RING_MASK));
+			uint32_t size = e->size;
+
+			if (size & ENT_PAD) {
+				t += size & ~ENT_PAD;
+				continue;
+			}
+			if (ok)
+				ok = consume(p, e);
+			t += size;
+			if (d && !--k) {
+				k = 64;
+				if (dec_kicked(d, seen)) {
+					p->rtail = t;
+					return;
+				}
+			}
 		}
-		if (!atomic_load_explicit(&p->failed, memory_order_relaxed))
-			consume(p, e);
-		p->rtail += e->size;
-		if (p->rtail - *freed >= BATCH) {
-			*freed = p->rtail;
-			atomic_store(&p->tail, *freed);
+		if (t - *freed >= BATCH) {
+			*freed = t;
+			atomic_store(&p->tail, t);
 			wake(p, &p->wsleep);
 		}
 	}
+	p->rtail = t;
 }
 
 /* Sleeps until records come, the merge is done, a decoding d runs
@@ -318,7 +305,7 @@ pipe_new(mg_ctx *c, mg_pipe **out)
 	mg_pipe *p = calloc(1, sizeof *p);
 
 	*out = NULL;
-	if (!p || !(p->ring = malloc(RING_SIZE))) {
+	if (!p || !(p->f.ring = malloc(RING_SIZE))) {
 		free(p);
 		return DW_ENOMEM;
 	}
@@ -356,8 +343,8 @@ pipe_start(mg_pipe *p)
 static void
 publish_wake(mg_pipe *p, bool force)
 {
-	atomic_store(&p->head, p->whead);
-	if (force || p->whead - atomic_load(&p->tail) >= WAKE_BYTES)
+	atomic_store(&p->head, p->f.whead);
+	if (force || p->f.whead - atomic_load(&p->tail) >= WAKE_BYTES)
 		wake(p, &p->rsleep);
 }
 
@@ -370,13 +357,13 @@ publish(mg_pipe *p)
 static bool
 has_room(mg_pipe *p)
 {
-	return p->whead + p->want - atomic_load(&p->tail) <= RING_SIZE;
+	return p->f.whead + p->want - atomic_load(&p->tail) <= RING_SIZE;
 }
 
 static void
 wait_room(mg_pipe *p, uint64_t need)
 {
-	if (p->whead + need - p->wtail <= RING_SIZE)
+	if (p->f.whead + need - p->wtail <= RING_SIZE)
 		return;
 	p->want = need;
 	if (!has_room(p)) {
@@ -389,7 +376,7 @@ wait_room(mg_pipe *p, uint64_t need)
 static bool
 is_idle(mg_pipe *p)
 {
-	return atomic_load(&p->tail) == p->whead;
+	return atomic_load(&p->tail) == p->f.whead;
 }
 
 /* A record too large for the ring: written from this thread once the
@@ -409,38 +396,19 @@ direct(mg_pipe *p, const mg_rec *r)
 	return err;
 }
 
-static inline void
-put(pipe_ent *e, const mg_rec *r, uint32_t n, uint64_t need)
-{
-	uint8_t *dst = (uint8_t *)(e + 1);
-	mg_pair *pairs = (mg_pair *)(dst + FIXED_EVENT);
-
-	e->size = (uint32_t)need;
-	e->n = n;
-	if (r->kind == MG_STATE) {
-		memcpy(dst, r, FIXED_STATE);
-	} else if (r->kind == MG_EVENT) {
-		memcpy(dst, r, FIXED_EVENT);
-		for (uint32_t i = 0; i < n; i++) /* mostly one or two */
-			pairs[i] = r->u.event.pairs[i];
-	} else {
-		memcpy(dst, r, sizeof *r);
-	}
-}
-
 /* The end of the fast path: the room known free, the ring's wrap and
  * the next publication, whichever comes first. */
 static void
 set_limit(mg_pipe *p)
 {
 	uint64_t lim,
-	    wrap = (p->whead | RING_MASK) + 1,
+	    wrap = (p->f.whead | RING_MASK) + 1,
 	    pub = atomic_load_explicit(&p->head, memory_order_relaxed) + BATCH;
 
 	p->wtail = atomic_load(&p->tail);
 	lim = p->wtail + RING_SIZE;
 	lim = wrap < lim ? wrap : lim;
-	p->limit = pub < lim ? pub : lim;
+	p->f.limit = pub < lim ? pub : lim;
 }
 
 /* Every record that may not take the fast path: the names to copy, the
@@ -449,48 +417,47 @@ set_limit(mg_pipe *p)
 static __attribute__((noinline)) dw_err
 record_slow(mg_pipe *p, const mg_rec *r, uint32_t n, uint64_t need)
 {
-	uint64_t off = p->whead & RING_MASK, pad;
+	uint64_t off = p->f.whead & RING_MASK, pad;
 
 	names_sync(p);
-	p->limit = 0;
+	p->f.limit = 0;
 	if (!p->running)
 		return p->w->ops->record(p->w, r);
 	if (atomic_load_explicit(&p->failed, memory_order_acquire))
 		return p->err;
-	if (need > RING_SIZE / 4)
+	if (need > PIPE_ENT_MAX)
 		return direct(p, r);
 	pad = off + need > RING_SIZE ? RING_SIZE - off : 0;
 	wait_room(p, pad + need);
 	if (pad) {
-		((pipe_ent *)(p->ring + off))->size = ENT_PAD | (uint32_t)pad;
-		p->whead += pad;
+		((pipe_ent *)(p->f.ring + off))->size = ENT_PAD | (uint32_t)pad;
+		p->f.whead += pad;
 	}
-	put((pipe_ent *)(p->ring + (p->whead & RING_MASK)), r, n, need);
-	p->whead += need;
-	if (p->whead - atomic_load_explicit(&p->head, memory_order_relaxed) >=
+	pipe_ent_put((pipe_ent *)(p->f.ring + (p->f.whead & RING_MASK)), r, n,
+	             need);
+	p->f.whead += need;
+	if (p->f.whead - atomic_load_explicit(&p->head, memory_order_relaxed) >=
 	    BATCH)
 		publish_wake(p, false);
 	set_limit(p);
 	return DW_OK;
 }
 
-/* The fast path checks one bound: below p->limit there is room, no
- * wrap and no batch to publish.  A writer's failure is seen at the next
- * slow record (once a batch at most); the records written meanwhile are
- * dropped by the writer's thread. */
+/* The fast path checks one bound: below p->f.limit there is room, no
+ * wrap, no batch to publish and no names to copy (pipe_names_added).  A
+ * writer's failure is seen at the next slow record (once a batch at most); the
+ * records written meanwhile are dropped by the writer's thread. */
 static inline dw_err
 put_record(mg_pipe *p, const mg_rec *r)
 {
-	uint32_t n = r->kind == MG_EVENT ? r->u.event.n : 0;
-	uint64_t need = sizeof(pipe_ent) + fixed_size(r->kind) +
-	                (uint64_t)n * sizeof(mg_pair);
+	uint32_t n;
+	uint64_t need = pipe_ent_size(r, &n);
 
-	if (__builtin_expect(p->whead + need >= p->limit ||
-	                         p->c->names.tab[MG_IDS_FUNC].n != p->ncopied,
-	                     0))
+	pipe_ent *e = pipe_slot(p, need);
+
+	if (__builtin_expect(!e, 0))
 		return record_slow(p, r, n, need);
-	put((pipe_ent *)(p->ring + (p->whead & RING_MASK)), r, n, need);
-	p->whead += need;
+	pipe_ent_put(e, r, n, need);
 	return DW_OK;
 }
 
@@ -500,27 +467,89 @@ pipe_record(mg_pipe *p, const mg_rec *r)
 	return put_record(p, r);
 }
 
+void
+pipe_names_added(mg_pipe *p)
+{
+	p->f.limit = 0; /* the next record copies them (record_slow) */
+}
+
+bool
+pipe_running(const mg_pipe *p)
+{
+	return p->running;
+}
+
+/* The largest run of whole entries at src, at most max of its len bytes. */
+static uint64_t
+entries_within(const uint8_t *src, uint64_t len, uint64_t max)
+{
+	uint64_t k = 0;
+
+	while (k < len && k + ((const pipe_ent *)(src + k))->size <= max)
+		k += ((const pipe_ent *)(src + k))->size;
+	return k;
+}
+
+/*
+ * The entries go in as they are, by one copy while they fit before the
+ * ring's end and in a quarter of it (else in runs of whole entries, and
+ * a pad to the ring's start as for one record); the names, the
+ * writer's failure and the batches as record_slow handles them.
+ */
+dw_err
+pipe_entries(mg_pipe *p, const uint8_t *src, uint64_t len)
+{
+	names_sync(p);
+	p->f.limit = 0;
+	while (len) {
+		uint64_t off = p->f.whead & RING_MASK, k = len,
+		         max = RING_SIZE - off < PIPE_ENT_MAX ? RING_SIZE - off
+		                                              : PIPE_ENT_MAX;
+
+		if (atomic_load_explicit(&p->failed, memory_order_acquire))
+			return p->err;
+		if (k > max)
+			k = entries_within(src, len, max);
+		if (!k) { /* the next entry does not fit before the end */
+			uint64_t pad = RING_SIZE - off;
+
+			wait_room(p, pad + ((const pipe_ent *)src)->size);
+			((pipe_ent *)(p->f.ring + off))->size =
+			    ENT_PAD | (uint32_t)pad;
+			p->f.whead += pad;
+			continue;
+		}
+		wait_room(p, k);
+		memcpy(p->f.ring + off, src, k);
+		p->f.whead += k;
+		src += k;
+		len -= k;
+		if (p->f.whead -
+		        atomic_load_explicit(&p->head, memory_order_relaxed) >=
+		    BATCH)
+			publish_wake(p, false);
+	}
+	set_limit(p);
+	return DW_OK;
+}
+
 /* Here, not in outq.c, so that a record's way into the ring is inlined. */
 dw_err
-mg_write(mg_ctx *c, const mg_rec *r)
+mg_put(mg_ctx *c, const mg_rec *r)
 {
-	dw_err err;
+	dw_err err =
+	    c->pipe ? put_record(c->pipe, r) : c->w->ops->record(c->w, r);
 
-	switch (r->kind) {
-	case MG_STATE:
-		c->rep.states++;
-		break;
-	case MG_EVENT:
-		c->rep.events++;
-		break;
-	default:
-		c->rep.comms++;
-		break;
-	}
-	err = c->pipe ? put_record(c->pipe, r) : c->w->ops->record(c->w, r);
 	if (err != DW_OK)
 		c->werr = err;
 	return err;
+}
+
+dw_err
+mg_write(mg_ctx *c, const mg_rec *r)
+{
+	mg_count(c, r->kind);
+	return mg_put(c, r);
 }
 
 dw_err
@@ -553,6 +582,6 @@ pipe_free(mg_pipe *p)
 		free(p->names[k]);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
-	free(p->ring);
+	free(p->f.ring);
 	free(p);
 }

@@ -11,6 +11,7 @@
 
 #include "merge/decode.h"
 #include "merge/mg_int.h"
+#include "merge/pipe.h"
 
 /* ---- The tournament -------------------------------------------------------
  */
@@ -209,29 +210,75 @@ rel(const mg_ctx *c, int64_t t)
 	return r < c->duration ? r : c->duration;
 }
 
+/*
+ * Room for a record's entry (pipe.h) of need bytes written now, filled
+ * by the caller and counted: in the writer's ring when nothing waits in
+ * the output queue, else at the queue's end.  NULL when the record must
+ * take oq_emit's way (no writer's thread, its slow path, the queue's
+ * buffer full, a record too large for the ring).
+ */
+static inline pipe_ent *
+ent_slot(mg_ctx *c, uint64_t need)
+{
+	mg_outq *q = &c->q;
+	pipe_ent *e;
+
+	if (!q->n)
+		return c->pipe ? pipe_slot(c->pipe, need) : NULL;
+	if (q->wr + need > q->base + q->cap || need > PIPE_ENT_MAX)
+		return NULL;
+	e = (pipe_ent *)(q->buf + (q->wr - q->base));
+	q->wr += need;
+	q->pushed++;
+	q->n++;
+	return e;
+}
+
 static dw_err
 emit_state(mg_ctx *c, const mg_stream *s, int64_t from, int64_t to,
            uint32_t state)
 {
+	uint64_t need = sizeof(pipe_ent) + PIPE_FIXED_STATE;
 	mg_rec r = {.kind = MG_STATE, .thread = s->gthread};
+	pipe_ent *e;
 
 	r.time = rel(c, from);
 	r.u.state.end = rel(c, to);
 	r.u.state.state = state;
 	if (r.u.state.end <= r.time)
 		return DW_OK;
-	return oq_emit(c, &r);
+	if (!(e = ent_slot(c, need)))
+		return oq_emit(c, &r);
+	e->size = (uint32_t)need;
+	e->n = 0;
+	memcpy(e + 1, &r, PIPE_FIXED_STATE);
+	c->rep.states++;
+	return DW_OK;
 }
 
 static dw_err
 emit_events(mg_ctx *c, const mg_stream *s, int64_t t)
 {
+	uint32_t n = c->npairs;
+	uint64_t need =
+	    sizeof(pipe_ent) + PIPE_FIXED_EVENT + (uint64_t)n * sizeof(mg_pair);
 	mg_rec r = {.kind = MG_EVENT, .thread = s->gthread};
+	pipe_ent *e;
+	mg_pair *to;
 
 	r.time = rel(c, t);
 	r.u.event.pairs = c->pairs;
-	r.u.event.n = c->npairs;
-	return oq_emit(c, &r);
+	r.u.event.n = n;
+	if (!(e = ent_slot(c, need)))
+		return oq_emit(c, &r);
+	e->size = (uint32_t)need;
+	e->n = n;
+	memcpy(e + 1, &r, PIPE_FIXED_EVENT);
+	to = (mg_pair *)((uint8_t *)(e + 1) + PIPE_FIXED_EVENT);
+	for (uint32_t i = 0; i < n; i++) /* mostly one or two */
+		to[i] = c->pairs[i];
+	c->rep.events++;
+	return DW_OK;
 }
 
 static bool

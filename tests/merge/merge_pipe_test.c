@@ -3,7 +3,8 @@
  * every format's files are byte for byte those of the one-thread merge,
  * on a trace that wraps the pipe's ring many times, names functions as
  * the merge meets them and holds one event record too large for the
- * ring (70,000 events at one time); and a writer whose record fails
+ * ring (70,000 events at one time, behind a message in flight, so it
+ * waits in the output queue first); and a writer whose record fails
  * stops the merge with its error, on both paths, without hanging.
  */
 #include "merge_synth.h"
@@ -31,15 +32,16 @@ gen_thread(ms_proc *p, uint32_t k, uint32_t ntasks)
 		ms_event(&t, t0 + 50, 1002, i);
 		ms_enter(&t, t0 + 100, f);
 		ms_comm(&t, t0 + 200, 6, (p->task + 1) % ntasks, 1, 64, id);
+		/* behind the message just sent: the output queue holds it */
+		if (p->task == 1 && k == 0 && i == ITERS / 2)
+			for (uint32_t j = 0; j < BIG; j++)
+				ms_event(&t, t0 + 250, 2000 + j % 5, j);
 		ms_exit(&t, t0 + 300, f);
 		ms_pop(&t, t0 + 400);
 		ms_push(&t, t0 + 500, 3);
 		ms_comm(&t, t0 + 600, 7, (p->task + ntasks - 1) % ntasks, 1, 64,
 		        id - 1 + (p->task == 0 ? ntasks : 0));
 		ms_pop(&t, t0 + 700);
-		if (p->task == 1 && k == 0 && i == ITERS / 2)
-			for (uint32_t j = 0; j < BIG; j++)
-				ms_event(&t, t0 + 800, 2000 + j % 5, j);
 	}
 	ms_thread_close(&t);
 }
