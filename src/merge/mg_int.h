@@ -514,10 +514,14 @@ dw_err dense_build(mg_ctx *c);
 uint64_t dense_id(mg_proc *p, int cls, uint64_t value);
 void dense_free(mg_ctx *c);
 
+/* The types dense_class may give a class: MG_DENSE_LO + [0, SPAN). */
+#define MG_DENSE_LO   71000000u
+#define MG_DENSE_SPAN 1000u
+
 static inline int
 dense_class(uint32_t type)
 {
-	return type - 71000000u < 1000u ? dense_class_slow(type) : -1;
+	return type - MG_DENSE_LO < MG_DENSE_SPAN ? dense_class_slow(type) : -1;
 }
 
 /* cursor.c: stream reading, state stacks and the state lookahead. */

@@ -49,29 +49,61 @@ typedef struct scan_job {
 	dw_err err;
 } scan_job;
 
+/* The scan's work on a record it needs; index: its number in the
+ * stream. */
+static dw_err
+scan_one(scan_job *j, mg_stream *s, const rd_rec *r, uint64_t index)
+{
+	int cls;
+
+	if (r->kind == FMT_R_SYNC)
+		return sync_add(s->proc, r);
+	if (r->kind == FMT_R_EVENT && r->u.event.value &&
+	    (cls = dense_class(r->u.event.type)) >= 0)
+		return dense_seen(s->proc, cls, r->u.event.value);
+	if (r->kind == FMT_R_COMM)
+		return causal_note(j->c, j->xs, s, r, index);
+	return DW_OK;
+}
+
+#define SCAN_BATCH 64 /* records the reader's skim returns at a time */
+
+/*
+ * The records of one stream.  The scan needs few of them (COMM, SYNC,
+ * THREAD_END, events of the dense types with a value): the reader's
+ * skim passes over the others, only counted (rd_thread_skim: a fifth
+ * of decoding them on the benchmark's trace).  The first record is
+ * read in full, for its time.
+ */
 static dw_err
 scan_records(scan_job *j, mg_stream *s, rd_thread *t)
 {
-	mg_ctx *c = j->c;
-	uint64_t n = 0;
+	rd_skim sk = {.ev_lo = MG_DENSE_LO, .ev_span = MG_DENSE_SPAN};
+	rd_rec v[SCAN_BATCH];
+	uint32_t at[SCAN_BATCH];
+	uint64_t n = 0, shown = 0;
 	dw_err err = DW_OK;
-	rd_rec r;
-	int cls;
+	size_t k;
 
-	while (err == DW_OK && rd_thread_next(t, &r)) {
-		if (n == 0)
-			s->first_ticks = r.ticks;
-		s->last_ticks = r.ticks;
-		s->thread_end = r.kind == FMT_R_THREAD_END;
-		if (r.kind == FMT_R_SYNC)
-			err = sync_add(s->proc, &r);
-		else if (r.kind == FMT_R_EVENT && r.u.event.value &&
-		         (cls = dense_class(r.u.event.type)) >= 0)
-			err = dense_seen(s->proc, cls, r.u.event.value);
-		else if (r.kind == FMT_R_COMM)
-			err = causal_note(c, j->xs, s, &r, n);
-		if ((++n & 0xffff) == 0 && j->progress)
-			mg_progress_update(&c->prog, j->done + n);
+	if (rd_thread_next(t, &v[0])) {
+		s->first_ticks = s->last_ticks = v[0].ticks;
+		s->thread_end = v[0].kind == FMT_R_THREAD_END;
+		err = scan_one(j, s, &v[0], n++);
+	}
+	while (err == DW_OK && n) {
+		k = rd_thread_skim(t, &sk, v, at, SCAN_BATCH);
+		if (!sk.count)
+			break;
+		for (size_t i = 0; err == DW_OK && i < k; i++)
+			err = scan_one(j, s, &v[i], n + at[i]);
+		s->last_ticks = sk.last;
+		s->thread_end = k && at[k - 1] + 1 == sk.count &&
+		                v[k - 1].kind == FMT_R_THREAD_END;
+		n += sk.count;
+		if ((n ^ shown) >> 16 && j->progress) {
+			shown = n;
+			mg_progress_update(&j->c->prog, j->done + n);
+		}
 	}
 	s->nrec = n;
 	j->done += n;

@@ -232,6 +232,29 @@ const rd_segment *rd_thread_segments(const rd_thread *t, size_t *n);
  */
 int rd_thread_next(rd_thread *t, rd_rec *rec);
 
+/*
+ * rd_thread_next for a pass that needs few of the records (the merge's
+ * scan): the records it does not need are passed over in a loop over
+ * the segment's slots, counted but not decoded.  Each call goes through
+ * the next sk->count records of the stream (0: the end), the last of
+ * them at tick sk->last, and returns how many of them it put in v (at
+ * most max), as rd_thread_next decodes them: every COMM, SYNC and
+ * THREAD_END, and every EVENT (a state record's event included) whose
+ * value is not 0 and whose type - ev_lo is below ev_span; v[i] is the
+ * at[i]-th record of the call's (from 0).  The stream is the one
+ * rd_thread_next reads (the two may be mixed), and its problems are
+ * the same, in the same order, reported only before a call goes
+ * through any record: after the records of the calls before.
+ */
+typedef struct rd_skim {
+	uint32_t ev_lo, ev_span; /* set by the caller */
+	uint64_t count;          /* records the last call went through */
+	uint64_t last;           /* ... the last of them at this tick */
+} rd_skim;
+
+size_t rd_thread_skim(rd_thread *t, rd_skim *sk, rd_rec *v, uint32_t *at,
+                      size_t max);
+
 /* Starts the stream again from its first record. */
 void rd_thread_rewind(rd_thread *t);
 

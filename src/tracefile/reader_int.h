@@ -69,4 +69,34 @@ dw_err rd_src_header(rd_src *s, uint32_t wanted, rd_errlist *errs,
 /* A copy of len bytes of p as a NUL-terminated string (cut at a NUL). */
 char *rd_strndup(const unsigned char *p, size_t len);
 
+/* A thread file being read (reader_thread.c; reader_skim.c reads it
+ * too). */
+struct rd_thread {
+	rd_src src;
+	rd_header hdr;
+	rd_errlist *errs;
+	rd_segment *segs; /* readable segments, by sequence */
+	size_t nsegs;
+	size_t cap;
+	size_t cur;       /* next segment to enter */
+	bool in_seg;      /* pos..seg_end is being read */
+	uint64_t pos;     /* offset of the next slot */
+	uint64_t seg_end; /* end of the current segment (maybe past EOF) */
+	uint64_t now;     /* time the next delta counts from */
+	uint64_t last;    /* latest time met: never go before it */
+	bool have_last;
+	bool have_pend; /* pend is the second half of the last record */
+	bool carries;   /* format 1.2: a state record may carry an event */
+	rd_rec pend;
+	/* The fast path (slot_at): bytes at offsets below flim (in the
+	 * current segment, in the window or memory) are at fbuf + (off -
+	 * foff); 0 until the slow path has looked. */
+	uint64_t flim, foff;
+	const unsigned char *fbuf;
+};
+
+/* The fields of a COMM or SYNC record at p (both slots). */
+void rd_rec_two(const rd_thread *t, uint32_t kind, const unsigned char *p,
+                rd_rec *rec);
+
 #endif

@@ -10,30 +10,6 @@
 #define RD_SEG_MIN (FMT_S_END + FMT_REC_SIZE)
 #define RD_SEG_MAX (1ull << 40)
 
-struct rd_thread {
-	rd_src src;
-	rd_header hdr;
-	rd_errlist *errs;
-	rd_segment *segs; /* readable segments, by sequence */
-	size_t nsegs;
-	size_t cap;
-	size_t cur;       /* next segment to enter */
-	bool in_seg;      /* pos..seg_end is being read */
-	uint64_t pos;     /* offset of the next slot */
-	uint64_t seg_end; /* end of the current segment (maybe past EOF) */
-	uint64_t now;     /* time the next delta counts from */
-	uint64_t last;    /* latest time met: never go before it */
-	bool have_last;
-	bool have_pend; /* pend is the second half of the last record */
-	bool carries;   /* format 1.2: a state record may carry an event */
-	rd_rec pend;
-	/* The fast path (slot_at): bytes at offsets below flim (in the
-	 * current segment, in the window or memory) are at fbuf + (off -
-	 * foff); 0 until the slow path has looked. */
-	uint64_t flim, foff;
-	const unsigned char *fbuf;
-};
-
 static const char *const rd_kind_names[16] = {
     "zero", "EVENT", "STATE_PUSH", "STATE_POP",  "FUNC_ENTER", "FUNC_EXIT",
     "COMM", "SYNC",  "NEWBASE",    "THREAD_END", "10",         "11",
@@ -424,8 +400,9 @@ rec_one(const rd_thread *t, uint32_t kind, const unsigned char *p, rd_rec *rec)
 	}
 }
 
-static void
-rec_two(const rd_thread *t, uint32_t kind, const unsigned char *p, rd_rec *rec)
+void
+rd_rec_two(const rd_thread *t, uint32_t kind, const unsigned char *p,
+           rd_rec *rec)
 {
 	uint32_t a = rec_u32(t, p + 4), w1 = rec_u32(t, p + 16);
 	uint32_t a1 = rec_u32(t, p + 20);
@@ -474,7 +451,7 @@ seg_two(rd_thread *t, uint32_t kind, rd_rec *rec)
 		          rd_kind_names[kind], k1);
 		return false;
 	}
-	rec_two(t, kind, p, rec);
+	rd_rec_two(t, kind, p, rec);
 	uint32_t task = kind == FMT_R_COMM ? rec->u.comm.partner_task
 	                                   : rec->u.sync.ref_task;
 	if (task >= RD_TASK_MAX) {
@@ -670,7 +647,7 @@ fast_next(rd_thread *t, rd_rec *rec)
 		if (rec_u32(t, p + FMT_REC_SIZE) >> FMT_KIND_SHIFT !=
 		    FMT_R_CONT)
 			return 0;
-		rec_two(t, kind, p, rec);
+		rd_rec_two(t, kind, p, rec);
 		if ((kind == FMT_R_COMM ? rec->u.comm.partner_task
 		                        : rec->u.sync.ref_task) >= RD_TASK_MAX)
 			return 0;

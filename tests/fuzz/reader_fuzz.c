@@ -90,6 +90,29 @@ fuzz_records(rd_thread *t, size_t max, size_t *n)
 	return v;
 }
 
+/* The same stream through rd_thread_skim (after a rewind): the same
+ * number of records, the wanted ones equal and at their places, the
+ * same last tick.  The problems are compared by the caller. */
+static void
+fuzz_skim(rd_thread *t, const rd_rec *v, size_t n)
+{
+	rd_skim sk = {.ev_lo = 7, .ev_span = 3};
+	rd_rec w[5];
+	uint32_t at[5];
+	size_t seen = 0, k;
+
+	rd_thread_rewind(t);
+	while ((k = rd_thread_skim(t, &sk, w, at, 5)), sk.count) {
+		FUZZ_CHECK(seen + sk.count <= n);
+		for (size_t i = 0; i < k; i++)
+			FUZZ_CHECK(at[i] < sk.count &&
+			           rec_same(&w[i], &v[seen + at[i]]));
+		FUZZ_CHECK(sk.last == v[seen + sk.count - 1].ticks);
+		seen += sk.count;
+	}
+	FUZZ_CHECK(seen == n);
+}
+
 static void
 fuzz_proc(rd_proc *p)
 {
@@ -177,6 +200,7 @@ fuzz_thread(const uint8_t *data, size_t size)
 	rd_errlist_init(&e1, NULL);
 	rd_errlist_init(&e2, NULL);
 	r1 = rd_thread_open_mem("fuzz", data, size, &e1, &t);
+	size_t c0 = rd_errlist_count(&e1);
 	r2 = rd_thread_open(path, &e2, &u);
 	FUZZ_CHECK(r1 == r2 && (t != NULL) == (r1 == DW_OK));
 	if (t) {
@@ -185,6 +209,11 @@ fuzz_thread(const uint8_t *data, size_t size)
 		FUZZ_CHECK(n1 == n2);
 		for (size_t i = 0; i < n1; i++)
 			FUZZ_CHECK(rec_same(&v1[i], &v2[i]));
+		size_t c1 = rd_errlist_count(&e1);
+		fuzz_skim(t, v1, n1);
+		/* a pass reports as many problems as a pass before */
+		FUZZ_CHECK(rd_errlist_count(&e1) - c1 == (c1 - c0) / 2);
+		fuzz_skim(u, v2, n2);
 	}
 	FUZZ_CHECK(rd_errlist_count(&e1) == rd_errlist_count(&e2));
 	free(v1);

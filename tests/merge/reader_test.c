@@ -727,6 +727,111 @@ test_thread_garbled(void)
 	img_free(&f);
 }
 
+/* One pass of t by rd_thread_next (skim: by rd_thread_skim, types 7..9
+ * wanted, batches of 3) into a text: every record wanted with its
+ * number, the count, the last tick, then the problems. */
+static void
+skim_pass(struct img *f, bool skim, char *out, size_t len)
+{
+	rd_skim sk = {.ev_lo = 7, .ev_span = 3};
+	rd_errlist e;
+	rd_thread *t = NULL;
+	rd_rec v[3];
+	uint32_t at[3];
+	uint64_t n = 0, last = 0;
+	size_t o = 0, k;
+
+	rd_errlist_init(&e, NULL);
+	CHECK_EQ(rd_thread_open_mem("T", f->p, f->size, &e, &t), DW_OK);
+	while (t) {
+		if (skim) {
+			k = rd_thread_skim(t, &sk, v, at, 3);
+		} else {
+			k = rd_thread_next(t, v) ? 1 : 0;
+			sk.count = k;
+			at[0] = 0;
+			sk.last = v[0].ticks;
+			if (k && v[0].kind == FMT_R_EVENT
+			        ? !(v[0].u.event.value &&
+			            v[0].u.event.type - 7u < 3u)
+			        : v[0].kind < FMT_R_COMM)
+				k = 0;
+		}
+		if (!sk.count)
+			break;
+		for (size_t i = 0; i < k && o < len; i++)
+			o += (size_t)snprintf(
+			    out + o, len - o, "%llu:%u@%llu/%llu %u %llu;",
+			    (unsigned long long)(n + at[i]), v[i].kind,
+			    (unsigned long long)v[i].ticks,
+			    (unsigned long long)v[i].offset, v[i].u.comm.flags,
+			    (unsigned long long)v[i].u.comm.size);
+		n += sk.count;
+		last = sk.last;
+	}
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, "n %llu last %llu;",
+		                      (unsigned long long)n,
+		                      (unsigned long long)last);
+	for (size_t i = 0; i < e.n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s;", e.msgs[i]);
+	rd_thread_close(t);
+	rd_errlist_free(&e);
+}
+
+static void
+skim_same(struct img *f, int line)
+{
+	static char a[8192], b[8192];
+
+	skim_pass(f, false, a, sizeof a);
+	skim_pass(f, true, b, sizeof b);
+	if (strcmp(a, b)) {
+		fprintf(stderr, "%s:%d: skim differs:\n%s\n%s\n", __FILE__,
+		        line, a, b);
+		failures++;
+	}
+}
+
+/* rd_thread_skim against rd_thread_next: the reference file in both
+ * byte orders, as 1.2 with carried events, and damaged. */
+static void
+test_thread_skim(void)
+{
+	struct img f = {0};
+
+	for (int be = 0; be < 2; be++) {
+		thread_file(&f, be);
+		skim_same(&f, __LINE__);
+		fmt_put_u16(img_at(&f, FMT_H_VMINOR, 2), 2);
+		slot(&f, be, 2, 2, FMT_R_STATE_PUSH, 5, 1, 8ull << 32 | 5);
+		slot(&f, be, 2, 5, FMT_R_STATE_POP, 3, 9, 6);
+		slot(&f, be, 2, 6, FMT_R_STATE_PUSH, 1, 2, 20ull << 32 | 5);
+		slot(&f, be, 2, 7, FMT_R_STATE_POP, 1, 7, 0);
+		slot(&f, be, 2, 8, FMT_R_THREAD_END, 0, 0, 0);
+		skim_same(&f, __LINE__);
+		img_free(&f);
+	}
+	thread_file(&f, false);
+	slot(&f, false, 0, 4, 10, 1, 0, 0);
+	skim_same(&f, __LINE__);
+	slot(&f, false, 2, 2, FMT_R_CONT, 0, 0, 0);
+	skim_same(&f, __LINE__);
+	slot(&f, false, 0, 1, FMT_R_EVENT, 0, 3, 1024);
+	skim_same(&f, __LINE__);
+	slot(&f, false, 1, 11, FMT_R_SYNC, 1, 0, 0);
+	skim_same(&f, __LINE__);
+	img_free(&f);
+	thread_file(&f, false);
+	slot(&f, false, 0, 6, FMT_R_NEWBASE, 0, 0, 1500);
+	skim_same(&f, __LINE__);
+	fmt_put_u64(img_at(&f, seg_off(1) + FMT_S_TICKS, 8), 1990);
+	skim_same(&f, __LINE__);
+	slot(&f, false, 1, 3, FMT_R_NEWBASE, 0, 0, UINT64_MAX - 5);
+	skim_same(&f, __LINE__);
+	img_free(&f);
+}
+
 /* Segment-level damage: bad magic, repeated sequence, no magic. */
 static void
 test_thread_segments(void)
@@ -1260,6 +1365,7 @@ main(int argc, char **argv)
 	test_thread_truncated();
 	test_thread_garbled();
 	test_thread_segments();
+	test_thread_skim();
 	test_headers();
 	test_proc_valid();
 	test_proc_damaged();
