@@ -234,51 +234,44 @@ ent_slot(mg_ctx *c, uint64_t need)
 	return e;
 }
 
+/* r written now: into ent_slot's room, else by oq_emit's way. */
+static inline __attribute__((always_inline)) dw_err
+emit_rec(mg_ctx *c, const mg_rec *r)
+{
+	uint32_t n;
+	uint64_t need = pipe_ent_size(r, &n);
+	pipe_ent *e = ent_slot(c, need);
+
+	if (!e)
+		return oq_emit(c, r);
+	pipe_ent_put(e, r, n, need);
+	mg_count(c, r->kind);
+	return DW_OK;
+}
+
 static dw_err
 emit_state(mg_ctx *c, const mg_stream *s, int64_t from, int64_t to,
            uint32_t state)
 {
-	uint64_t need = sizeof(pipe_ent) + PIPE_FIXED_STATE;
 	mg_rec r = {.kind = MG_STATE, .thread = s->gthread};
-	pipe_ent *e;
 
 	r.time = rel(c, from);
 	r.u.state.end = rel(c, to);
 	r.u.state.state = state;
 	if (r.u.state.end <= r.time)
 		return DW_OK;
-	if (!(e = ent_slot(c, need)))
-		return oq_emit(c, &r);
-	e->size = (uint32_t)need;
-	e->n = 0;
-	memcpy(e + 1, &r, PIPE_FIXED_STATE);
-	c->rep.states++;
-	return DW_OK;
+	return emit_rec(c, &r);
 }
 
 static dw_err
 emit_events(mg_ctx *c, const mg_stream *s, int64_t t)
 {
-	uint32_t n = c->npairs;
-	uint64_t need =
-	    sizeof(pipe_ent) + PIPE_FIXED_EVENT + (uint64_t)n * sizeof(mg_pair);
 	mg_rec r = {.kind = MG_EVENT, .thread = s->gthread};
-	pipe_ent *e;
-	mg_pair *to;
 
 	r.time = rel(c, t);
 	r.u.event.pairs = c->pairs;
-	r.u.event.n = n;
-	if (!(e = ent_slot(c, need)))
-		return oq_emit(c, &r);
-	e->size = (uint32_t)need;
-	e->n = n;
-	memcpy(e + 1, &r, PIPE_FIXED_EVENT);
-	to = (mg_pair *)((uint8_t *)(e + 1) + PIPE_FIXED_EVENT);
-	for (uint32_t i = 0; i < n; i++) /* mostly one or two */
-		to[i] = c->pairs[i];
-	c->rep.events++;
-	return DW_OK;
+	r.u.event.n = c->npairs;
+	return emit_rec(c, &r);
 }
 
 static bool
